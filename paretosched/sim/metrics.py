@@ -72,3 +72,9 @@ def compute_metrics(jobs: list[Any], energy_j: float, n_cores: int) -> dict[str,
     m.update(_stats("slowdown", sld))
     m.update(_stats("bsld", bsld))
     return {k: m[k] for k in METRIC_NAMES}
+
+
+def mean_metrics(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """Mean of each metric over seeds, summed in seed order (the one rule search and simulate share)."""
+    n = len(per_seed)
+    return {k: sum(m[k] for m in per_seed) / n for k in per_seed[0]}
