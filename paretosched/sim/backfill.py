@@ -88,6 +88,10 @@ def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, d
     return shadow, limits, mem_limits
 
 
+def _dominated(fails: list[tuple[int, float]], size: int, mem: float) -> bool:
+    return any(fs <= size and fm <= mem for fs, fm in fails)
+
+
 def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -> None:
     """Start every queued job that does not delay the head's reservation."""
     res = reservation(twin, head, rsel)
@@ -96,24 +100,52 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
     shadow, limits, mem_limits = res
     twin.note_reservation(head, shadow)
     now = twin.now
+    procs = twin.procs
+    ranked = rsel.ranked()
+    long_cap = _long_capacity(procs, limits)
+    # Resources only shrink during a pass, so a (size, memory) that failed once fails for every
+    # larger job: these lists prune most allocator calls when the queue is deep.
+    short_fails: list[tuple[int, float]] = []
+    long_fails: list[tuple[int, float]] = []
     for job in jsel.order(twin.queue):
         if job is head or job.size > twin.free_total:
             continue
-        alloc = rsel.allocate(job)
-        if alloc is None:
+        size, mem = job.size, job.mem
+        if now + job.req_ops / rsel.max_speed <= shadow and not _dominated(short_fails, size, mem):
+            alloc = rsel.allocate(job, ranked=ranked)
+            if alloc is None:
+                short_fails.append((size, mem))
+                continue
+            slowest = min(p.speed * p.factor for p, _ in alloc)
+            if now + job.req_ops / slowest <= shadow:
+                twin.start(job, alloc)
+                ranked = rsel.ranked()
+                long_cap = _long_capacity(procs, limits)
+                continue
+        if size > long_cap or _dominated(long_fails, size, mem):
             continue
-        slowest = min(p.speed * p.factor for p, _ in alloc)
-        if now + job.req_ops / slowest <= shadow:
-            twin.start(job, alloc)
-            continue
-        alloc = rsel.allocate(job, limits, mem_limits)
+        alloc = rsel.allocate(job, limits, mem_limits, ranked=ranked)
         if alloc is None:
+            long_fails.append((size, mem))
             continue
         for p, k in alloc:
             if p.idx in limits:
                 limits[p.idx] -= k
-            if job.mem > 0 and p.node.idx in mem_limits:
-                mem_limits[p.node.idx] -= k * job.mem
+            if mem > 0 and p.node.idx in mem_limits:
+                mem_limits[p.node.idx] -= k * mem
         twin.start(job, alloc)
         if twin.free_total == 0:
             break
+        ranked = rsel.ranked()
+        long_cap = _long_capacity(procs, limits)
+
+
+def _long_capacity(procs: list[Any], limits: dict[int, int]) -> int:
+    """Cores a job running past the shadow time could get, memory aside."""
+    total = 0
+    for p in procs:
+        n = len(p.free)
+        if n:
+            lim = limits.get(p.idx)
+            total += n if lim is None or lim > n else max(lim, 0)
+    return total

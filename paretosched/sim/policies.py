@@ -79,6 +79,7 @@ class ResourceSelector:
         self.procs = procs
         self.rng = rng
         self.bw_cap = bw_cap
+        self.max_speed = max(p.speed for p in procs)
         if name == "high_gflops":
             self._static = sorted(procs, key=lambda p: (-p.speed, p.idx))
         elif name == "low_power":
@@ -97,32 +98,31 @@ class ResourceSelector:
             procs.sort(key=lambda p: (-p.node.mem_free, p.idx))
         elif name == "high_mem_bw":
             procs.sort(key=lambda p: (-(p.bw_cap - p.bw_used), p.idx))
-        elif name == "random":
-            # every free core equally likely: weight processors by free cores, then take one core at a time
-            return procs
         return procs
 
     def allocate(self, job: Any, limits: dict[int, int] | None = None,
-                 mem_limits: dict[int, float] | None = None) -> Alloc | None:
+                 mem_limits: dict[int, float] | None = None,
+                 ranked: list[ProcState] | None = None) -> Alloc | None:
         """Cores for `job` (list of (processor, count)) or None if it cannot start now.
 
-        `limits`/`mem_limits` cap cores per processor and memory per node (EASY's reservation).
+        `limits`/`mem_limits` cap cores per processor and memory per node (EASY's reservation);
+        `ranked` reuses a ranking computed for the current state (backfilling asks many times).
         """
         if self.name == "random":
             return self._allocate_random(job, limits, mem_limits)
-        ranked = self.ranked()
-        if self.bw_cap is not None and job.bw > 0:
-            return _take(ranked, job, limits, mem_limits, self.bw_cap)
-        return _take(ranked, job, limits, mem_limits, None)
+        if ranked is None:
+            ranked = self.ranked()
+        return _take(ranked, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)
 
     def _allocate_random(self, job: Any, limits: dict[int, int] | None,
                          mem_limits: dict[int, float] | None) -> Alloc | None:
+        # a random free core first, then its processor's other free cores: each processor's chance
+        # to come first is proportional to its free cores
         pool = [p for p in self.procs for _ in range(len(p.free))]
         if len(pool) < job.size:
             return None
         self.rng.shuffle(pool)
-        seen: dict[int, None] = {}
-        order = [p for p in pool if not (p.idx in seen or seen.setdefault(p.idx, None))]
+        order = list(dict.fromkeys(pool))
         return _take(order, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)
 
 

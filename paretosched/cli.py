@@ -1,0 +1,142 @@
+"""The `paretosched` command: parses arguments and delegates to the layers.
+
+Each subcommand imports its layer lazily, so `paretosched simulate` never loads pandas, plotly,
+pymoo or scikit-learn. A user mistake (`UserError`) prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from paretosched import __version__
+from paretosched.errors import UserError
+
+
+def _seed_list(text: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not seeds or any(s < 0 for s in seeds):
+        raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
+    return seeds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="paretosched", description=__doc__.splitlines()[0])
+    ap.add_argument("--version", action="version", version=f"paretosched {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sim = sub.add_parser("simulate", help="run one scheduler config on the twin and print its metrics")
+    sim.add_argument("config", help="scheduler config YAML (platform, workload, model, scheduler)")
+    sim.add_argument("--platform", help="override the platform (built-in name, homogeneous-N or file)")
+    sim.add_argument("--workload", help="override the workload trace path")
+    sim.add_argument("--first-job", type=int, help="override workload.first_job")
+    sim.add_argument("--n-jobs", type=int, help="override workload.n_jobs")
+    sim.add_argument("--seed", type=int, help="run seed (replaces the config's seed)")
+    sim.add_argument("--seeds", type=_seed_list,
+                     help="comma-separated seeds; metrics are their mean (default: provenance seeds of an export)")
+    sim.add_argument("--json", action="store_true", help="print one JSON object of metrics")
+    sim.add_argument("--out", help="write jobs.csv and metrics.json into this folder")
+
+    plat = sub.add_parser("platform", help="inspect platforms")
+    plat_sub = plat.add_subparsers(dest="platform_command", required=True, metavar="ACTION")
+    show = plat_sub.add_parser("show", help="print nodes, processors, cores, peak GFLOP/s, power")
+    show.add_argument("platform", help="built-in name, homogeneous-N, or a platform file")
+    show.add_argument("--json", action="store_true")
+    plat_sub.add_parser("list", help="list the built-in platforms")
+
+    opt = sub.add_parser("optimise", aliases=["optimize"], help="run NSGA-II over a study's genome")
+    opt.add_argument("study", help="study YAML (or a run directory with --resume)")
+    opt.add_argument("--out", help="run directory (default runs/<study name>)")
+    opt.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
+    opt.add_argument("--workers", type=int, help="parallel evaluation workers (default: the study's)")
+    opt.add_argument("--dask", metavar="ADDRESS", help="evaluate on a Dask distributed scheduler")
+    opt.add_argument("--quiet", action="store_true", help="log lines instead of a progress bar")
+
+    ana = sub.add_parser("analyse", aliases=["analyze"], help="front, picks, DBSCAN clusters, Lasso drivers, report.html")
+    ana.add_argument("run", help="run directory")
+    ana.add_argument("--out", help="output folder (default RUN/analysis)")
+    ana.add_argument("--on", choices=["front", "population"], default="front", help="what DBSCAN clusters")
+    ana.add_argument("--eps", type=float, help="DBSCAN eps (default: from the k-distance curve)")
+    ana.add_argument("--min-samples", type=int, help="DBSCAN min_samples")
+
+    exp = sub.add_parser("explore", help="write the interactive explorer.html for a run")
+    exp.add_argument("run", help="run directory")
+    exp.add_argument("--out", help="output file (default RUN/explorer.html)")
+    exp.add_argument("--open", action="store_true", help="open it in a browser")
+
+    ex = sub.add_parser("export", help="write the scheduler config of a front point")
+    ex.add_argument("run", help="run directory")
+    ex.add_argument("--pick", default="balanced", help="balanced | knee | min:METRIC | index:N | weights:a,b")
+    ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except UserError as exc:
+        print(f"paretosched: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("paretosched: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # output piped into `head` and closed early: not an error of ours
+        sys.stderr.close()
+        return 0
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    cmd = args.command
+    if cmd == "simulate":
+        from paretosched.commands.simulate import run_simulate
+
+        return run_simulate(args)
+    if cmd == "platform":
+        from paretosched.commands.platform import run_platform
+
+        return run_platform(args)
+    if cmd in ("optimise", "optimize"):
+        from paretosched.search.optimise import optimise
+
+        run_dir = optimise(args.study, out=args.out, resume=args.resume, workers=args.workers,
+                           dask=args.dask, quiet=args.quiet)
+        print(f"run directory: {run_dir}")
+        return 0
+    if cmd in ("analyse", "analyze"):
+        from paretosched.analysis.report import analyse
+
+        folder = analyse(args.run, out=args.out, on=args.on, eps=args.eps, min_samples=args.min_samples)
+        print(f"report: {Path(folder) / 'report.html'}")
+        return 0
+    if cmd == "explore":
+        from paretosched.analysis.explorer import write_explorer
+
+        path = write_explorer(args.run, out=args.out)
+        print(f"explorer: {path}")
+        if args.open:
+            import webbrowser
+
+            webbrowser.open(Path(path).resolve().as_uri())
+        return 0
+    if cmd == "export":
+        from paretosched.analysis.export import export_pick
+
+        path = export_pick(args.run, args.pick, args.output)
+        print(f"config: {path}")
+        return 0
+    raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
+
+
+def entry(argv: Any = None) -> None:
+    sys.exit(main(argv))
+
+
+if __name__ == "__main__":
+    entry()

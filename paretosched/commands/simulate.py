@@ -1,0 +1,105 @@
+"""`paretosched simulate`: run a config (one or several seeds), print a table or JSON, write files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from paretosched.config import SimConfig, load_config
+from paretosched.errors import UserError
+
+# (metric, label, format) rows of the readable table
+_TABLE = (
+    ("n_jobs", "jobs", "{:.0f}"),
+    ("energy_kwh", "energy (kWh)", "{:.4f}"),
+    ("mean_power_w", "mean power (W)", "{:.1f}"),
+    ("makespan_s", "makespan (s)", "{:.1f}"),
+    ("utilisation", "utilisation", "{:.4f}"),
+    ("mean_wait_s", "mean wait (s)", "{:.1f}"),
+    ("median_wait_s", "median wait (s)", "{:.1f}"),
+    ("max_wait_s", "max wait (s)", "{:.1f}"),
+    ("mean_turnaround_s", "mean turnaround (s)", "{:.1f}"),
+    ("mean_slowdown", "mean slowdown", "{:.3f}"),
+    ("max_slowdown", "max slowdown", "{:.3f}"),
+    ("mean_bsld", "mean bounded slowdown", "{:.3f}"),
+    ("p95_bsld", "p95 bounded slowdown", "{:.3f}"),
+    ("max_bsld", "max bounded slowdown", "{:.3f}"),
+)
+
+
+def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
+    data = cfg.model_dump()
+    if args.platform:
+        data["platform"] = args.platform
+    wl = data["workload"]
+    if args.workload:
+        wl["path"], wl["jobs"] = str(Path(args.workload).resolve()), None
+    if args.first_job is not None:
+        wl["first_job"] = args.first_job
+    if args.n_jobs is not None:
+        wl["n_jobs"] = args.n_jobs
+    from paretosched.config import config_from_dict
+
+    return config_from_dict(data, source=f"{args.config} (with command-line overrides)")
+
+
+def run_simulate(args: Any) -> int:
+    from paretosched.sim.metrics import mean_metrics
+    from paretosched.sim.run import prepare, simulate
+
+    cfg = apply_overrides(load_config(args.config), args)
+    if args.seeds:
+        seeds = args.seeds
+    elif args.seed is not None:
+        seeds = [args.seed]
+    elif cfg.provenance and isinstance(cfg.provenance.get("seeds"), list) and cfg.provenance["seeds"]:
+        seeds = [int(s) for s in cfg.provenance["seeds"]]
+    else:
+        seeds = [cfg.seed]
+    prep = prepare(cfg)
+    results = [simulate(cfg, seed=s, record_jobs=bool(args.out), prepared=prep) for s in seeds]
+    metrics = mean_metrics([r.metrics for r in results]) if len(results) > 1 else results[0].metrics
+    if args.out:
+        _write_outputs(Path(args.out), seeds, results, metrics)
+    if args.json:
+        print(json.dumps(metrics, sort_keys=False))
+    else:
+        _print_table(cfg, seeds, results[0].load, metrics)
+    return 0
+
+
+def _print_table(cfg: SimConfig, seeds: list[int], load: dict[str, Any], metrics: dict[str, float]) -> None:
+    sch = cfg.scheduler
+    desc = getattr(sch, "job_policy", "") and f"{sch.job_policy}-{sch.resource_policy}, backfilling {sch.backfilling}"
+    plat = cfg.platform if isinstance(cfg.platform, str) else cfg.platform.get("name", "inline")
+    skipped = sum(load["skipped"].values())
+    print(f"platform {plat}; scheduler {sch.kind} {desc}; interference {cfg.model.interference}")
+    print(f"workload {load['source']}: {load['lines']} job lines, {load['loaded']} loaded, {skipped} skipped"
+          + (f" ({', '.join(f'{k}: {v}' for k, v in load['skipped'].items() if v)})" if skipped else ""))
+    print(f"seeds {', '.join(map(str, seeds))}" + (" (metrics are means over seeds)" if len(seeds) > 1 else ""))
+    width = max(len(label) for _, label, _ in _TABLE)
+    for key, label, fmt in _TABLE:
+        print(f"  {label:<{width}}  {fmt.format(metrics[key])}")
+
+
+def _write_outputs(out: Path, seeds: list[int], results: list[Any], metrics: dict[str, float]) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create folder: {exc}") from None
+    rows = [dict(seed=s, **row) for s, r in zip(seeds, results) for row in r.jobs]
+    tmp = out / "jobs.csv.tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        if rows:
+            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    os.replace(tmp, out / "jobs.csv")
+    doc = {"metrics": metrics, "seeds": seeds, "per_seed": [r.metrics for r in results],
+           "load": results[0].load}
+    tmp = out / "metrics.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    os.replace(tmp, out / "metrics.json")
