@@ -1,0 +1,120 @@
+"""Content-addressed cache of single simulations (config x seed -> metrics).
+
+Key = sha256 of the canonical JSON of: the decoded config, the seed, the sha256 of the
+trace file and of the platform file the config refers to, the package version and the
+twin's version. So a changed trace, platform or twin never returns stale numbers, and any
+run of a study (or another study with the same config) reuses results.
+
+One small JSON file per key under `<dir>/<key[:2]>/<key>.json`, written atomically, so
+concurrent runs and processes can share a cache without locks (last writer wins with
+identical content). Only successes are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import paretosched
+from paretosched.search.runlog import atomic_write_text
+from paretosched.search.space import canonical
+
+BUILTIN = "builtin:"
+
+
+def twin_version() -> str:
+    """`paretosched.__version__` plus the twin's TWIN_VERSION when it declares one."""
+    try:
+        import paretosched.sim as sim
+
+        tv = getattr(sim, "TWIN_VERSION", None)
+    except ImportError:  # pragma: no cover - the twin is part of the package
+        tv = None
+    return f"{paretosched.__version__}+twin.{tv}" if tv is not None else paretosched.__version__
+
+
+@lru_cache(maxsize=64)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    """sha256 of a file's bytes, memoised on (path, mtime, size)."""
+    st = os.stat(path)
+    return _file_sha256(str(path), st.st_mtime_ns, st.st_size)
+
+
+def _bundled(kind: str, name: str) -> Path | None:
+    res = resources.files("paretosched.data").joinpath(kind, name)
+    return Path(str(res)) if res.is_file() else None
+
+
+def input_files(cfg: dict[str, Any]) -> dict[str, str | None]:
+    """The files a config reads: trace and platform (None when inline or generated)."""
+    wl = (cfg.get("workload") or {}).get("path")
+    trace: Path | None = None
+    if isinstance(wl, str):
+        trace = _bundled("traces", wl[len(BUILTIN):]) if wl.startswith(BUILTIN) else Path(wl)
+    plat = cfg.get("platform")
+    platform: Path | None = None
+    if isinstance(plat, str):
+        bundled = _bundled("platforms", plat.removeprefix(BUILTIN) + ".yaml")
+        platform = bundled if bundled is not None else Path(plat)
+    return {
+        "trace": str(trace) if trace is not None and trace.is_file() else None,
+        "platform": str(platform) if platform is not None and platform.is_file() else None,
+    }
+
+
+def input_digest(cfg: dict[str, Any]) -> dict[str, str | None]:
+    """sha256 of the trace and platform files of `cfg` (None when there is no file)."""
+    return {k: (file_digest(p) if p is not None else None) for k, p in input_files(cfg).items()}
+
+
+def cache_key(cfg: dict[str, Any], seed: int, digests: dict[str, str | None] | None = None) -> str:
+    """The content address of one simulation."""
+    payload = {
+        "config": cfg,
+        "seed": int(seed),
+        "inputs": digests if digests is not None else input_digest(cfg),
+        "version": twin_version(),
+    }
+    return hashlib.sha256(canonical(payload).encode()).hexdigest()
+
+
+class Cache:
+    """A directory of cached simulation results; `Cache(None)` is a disabled cache."""
+
+    def __init__(self, directory: str | Path | None) -> None:
+        self.dir = Path(directory) if directory is not None else None
+
+    def _path(self, key: str) -> Path:
+        assert self.dir is not None
+        return self.dir / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, float] | None:
+        """Cached metrics, or None (also for an unreadable entry: it is simply recomputed)."""
+        if self.dir is None:
+            return None
+        try:
+            with open(self._path(key), encoding="utf-8") as f:
+                entry = json.load(f)
+            return dict(entry["metrics"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, key: str, metrics: dict[str, float]) -> None:
+        if self.dir is None:
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps({"metrics": metrics}), fsync=False)

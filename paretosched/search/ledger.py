@@ -1,0 +1,161 @@
+"""The ledger: every evaluation of a run, its identity, and exactly-once logging across resumes.
+
+An evaluation is identified by what it computes (kind + genome or config + seeds), not by
+when it happened, and gets the next `eval_id` the first time it is seen. Resume works
+because ids are assigned deterministically: the checkpoint records `next_eval_id`; rows
+the log holds beyond it were written by the interrupted session for the generation being
+redone, so they are *replayed* (same id, same identity, already logged, not simulated)
+instead of being simulated and logged again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from paretosched.search.evaluate import Engine, SeedResult
+from paretosched.search.runlog import append_rows, read_evaluations
+from paretosched.search.space import canonical
+
+
+@dataclass
+class Spec:
+    """What to evaluate: a genome (search), a named config (baseline) or a re-check."""
+
+    kind: str  # search | baseline | recheck
+    config: dict[str, Any]
+    seeds: list[int]
+    genome: dict[str, Any] = field(default_factory=dict)
+    x: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    recheck_of: int | None = None
+
+    def key(self) -> str:
+        ident: dict[str, Any] = {"kind": self.kind, "seeds": self.seeds}
+        if self.kind == "search":
+            ident["genome"] = self.genome
+        elif self.kind == "baseline":
+            ident["name"], ident["config"] = self.name, self.config
+        else:
+            ident["recheck_of"] = self.recheck_of
+        return canonical(ident)
+
+
+def row_key(row: dict[str, Any]) -> str:
+    return Spec(kind=row["kind"], config=row["config"], seeds=list(row["seeds"]), genome=row["genome"],
+                name=row.get("name"), recheck_of=row.get("recheck_of")).key()
+
+
+class Ledger:
+    """Rows by eval id, identities, and the replay of rows logged by an interrupted session."""
+
+    def __init__(self, run_dir: Path, objectives: list[str], next_eval_id: int = 0) -> None:
+        self.run_dir = run_dir
+        self.objectives = objectives
+        self.rows: dict[int, dict[str, Any]] = {}
+        self.pending: dict[int, dict[str, Any]] = {}
+        self.by_key: dict[str, int] = {}
+        for row in read_evaluations(run_dir):
+            if row["eval_id"] < next_eval_id:
+                self.rows[row["eval_id"]] = row
+                self.by_key[row_key(row)] = row["eval_id"]
+            else:
+                self.pending[row["eval_id"]] = row
+        missing = set(range(next_eval_id)) - set(self.rows)
+        if missing:
+            raise RuntimeError(f"{run_dir}: evaluation log lacks rows {sorted(missing)[:5]} the checkpoint counts")
+        self.next_id = next_eval_id
+        self.n_replayed = 0
+
+    def submit(self, specs: list[Spec], engine: Engine, generation: int) -> list[int]:
+        """Eval ids of `specs`, evaluating and logging only what was never evaluated."""
+        ids: list[int] = []
+        fresh: list[tuple[int, Spec]] = []
+        for spec in specs:
+            key = spec.key()
+            if key in self.by_key:  # seen before (earlier generation or earlier in this batch)
+                ids.append(self.by_key[key])
+                continue
+            eid = self.next_id
+            self.next_id += 1
+            self.by_key[key] = eid
+            ids.append(eid)
+            if eid in self.pending:
+                row = self.pending.pop(eid)
+                if row_key(row) != key:
+                    raise RuntimeError(f"{self.run_dir}: logged evaluation {eid} differs from the resumed run's")
+                self.rows[eid] = row
+                self.n_replayed += 1
+            else:
+                fresh.append((eid, spec))
+
+        tasks = [(spec.config, seed) for _, spec in fresh for seed in spec.seeds]
+        results = engine.evaluate(tasks)
+        new_rows: list[dict[str, Any]] = []
+        pos = 0
+        for eid, spec in fresh:
+            per_seed = results[pos:pos + len(spec.seeds)]
+            pos += len(spec.seeds)
+            row = make_row(eid, spec, generation, per_seed, self.objectives)
+            self.rows[eid] = row
+            new_rows.append(row)
+        append_rows(self.run_dir, new_rows)  # one generation at a time, in eval id order
+        return ids
+
+    def adopt_pending(self) -> None:
+        """Keep rows an interrupted session logged beyond where this one stopped (wall-time
+        budgets may stop a resumed run earlier), so later ids never collide with them."""
+        for eid in sorted(self.pending):
+            row = self.pending.pop(eid)
+            self.rows[eid] = row
+            self.by_key.setdefault(row_key(row), eid)
+            self.next_id = max(self.next_id, eid + 1)
+
+    def ok(self, eid: int) -> bool:
+        return self.rows[eid]["status"] == "ok"
+
+    def objective_vector(self, eid: int, signs: np.ndarray) -> np.ndarray:
+        """Minimisation-form objectives of a successful row."""
+        obj = self.rows[eid]["objectives"]
+        return signs * np.array([obj[o] for o in self.objectives], dtype=float)
+
+
+def make_row(eid: int, spec: Spec, generation: int, per_seed: list[SeedResult],
+             objectives: list[str]) -> dict[str, Any]:
+    """One log row (docs/rundir.md): per-seed results, means, objectives, status."""
+    error = next((r.error for r in per_seed if r.status != "ok"), None)
+    metrics: dict[str, float] | None = None
+    objs: dict[str, float] | None = None
+    if error is None:
+        common = [k for k in per_seed[0].metrics or {} if all(k in (r.metrics or {}) for r in per_seed)]
+        metrics = {k: float(np.mean([r.metrics[k] for r in per_seed if r.metrics])) for k in common}
+        absent = [o for o in objectives if o not in metrics]
+        if absent:
+            error = f"KeyError: the evaluation did not produce objective metric(s) {', '.join(absent)}"
+            metrics = None
+        else:
+            if not all(np.isfinite(metrics[o]) for o in objectives):
+                error = "ValueError: non-finite objective value"
+                metrics = None
+            else:
+                objs = {o: metrics[o] for o in objectives}
+    if metrics is not None and not all(np.isfinite(v) for v in metrics.values()):
+        metrics = {k: v for k, v in metrics.items() if np.isfinite(v)}  # JSON has no inf/nan
+    return {
+        "eval_id": eid, "kind": spec.kind, "generation": generation, "name": spec.name,
+        "recheck_of": spec.recheck_of, "genome": spec.genome, "x": spec.x, "config": spec.config,
+        "seeds": list(spec.seeds), "per_seed": [_json_safe(r.as_dict()) for r in per_seed],
+        "metrics": metrics, "objectives": objs,
+        "status": "ok" if error is None else "failed", "error": error,
+        "wall_s": float(sum(r.wall_s for r in per_seed)),
+    }
+
+
+def _json_safe(d: dict[str, Any]) -> dict[str, Any]:
+    m = d.get("metrics")
+    if m is not None:
+        d = dict(d, metrics={k: (v if np.isfinite(v) else None) for k, v in m.items()})
+    return d

@@ -1,0 +1,311 @@
+"""`paretosched optimise`: run (or resume) a study and leave a run directory (docs/rundir.md).
+
+The loop is pymoo ask/tell so that we own evaluation (parallel, cached), logging,
+checkpointing and resume. One generation is: ask -> evaluate the whole batch -> append its
+rows in genome order -> tell -> write front/population/summary -> checkpoint. Nothing in
+it depends on the order in which workers finish, so 1 or N workers, joblib or Dask, and
+interrupted-then-resumed runs give the same log and the same front.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from paretosched.errors import UserError
+from paretosched.search.cache import Cache, twin_version
+from paretosched.search.evaluate import Engine
+from paretosched.search.ledger import Ledger, Spec
+from paretosched.search.problem import build_algorithm, tell_objectives
+from paretosched.search.progress import Progress
+from paretosched.search.runlog import (CHECKPOINT, LOG, POPULATION, SUMMARY, load_checkpoint, repair_log,
+                                       save_checkpoint, write_front, write_json, atomic_write_text)
+from paretosched.search.space import SearchSpace
+from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, load_study
+from paretosched.search import pareto
+
+STATE_FORMAT = 1
+
+
+def optimise(study_path: str, out: str | None = None, resume: bool = False, workers: int | None = None,
+             dask: str | None = None, quiet: bool = False) -> Path:
+    """Run the study at `study_path` (or resume the run directory given there); returns the run dir."""
+    study, run_dir = _open_run(Path(study_path), out, resume)
+    par = study.parallel
+    if workers is not None:
+        if workers < 1:
+            raise UserError(f"--workers: must be >= 1 (got {workers})")
+        par = par.model_copy(update={"workers": workers})
+    if dask is not None:
+        par = par.model_copy(update={"backend": "dask", "address": dask})
+    study = study.model_copy(update={"parallel": par})
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_dir / STUDY_FILE, yaml.safe_dump(study.model_dump(mode="json"), sort_keys=False))
+
+    cache = Cache(_cache_dir(study, run_dir) if study.cache else None)
+    with Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
+        SearchRun(study, run_dir, engine, quiet).execute()
+    return run_dir
+
+
+def _open_run(path: Path, out: str | None, resume: bool) -> tuple[Study, Path]:
+    if path.is_dir():
+        if not resume:
+            raise UserError(f"{path}: is a run directory; add --resume to continue it")
+        run_dir = Path(out) if out is not None else path
+        return load_study(path), run_dir
+    study = load_study(path)
+    run_dir = Path(out) if out is not None else Path("runs") / study.name
+    if run_dir.exists() and any(run_dir.iterdir()):
+        if not resume:
+            raise UserError(f"{run_dir}: run directory exists and is not empty; use --resume or another --out")
+        if (run_dir / STUDY_FILE).exists():
+            before = load_study(run_dir).model_dump(mode="json", exclude={"parallel"})
+            if before != study.model_dump(mode="json", exclude={"parallel"}):
+                raise UserError(f"{path}: differs from the study of {run_dir} (only 'parallel' may change on resume)")
+    return study, run_dir
+
+
+def _cache_dir(study: Study, run_dir: Path) -> Path:
+    if study.cache_dir is not None:
+        return Path(study.cache_dir)
+    return run_dir.resolve().parent / ".cache" / study.name
+
+
+class SearchRun:
+    """One session of a run: restores the checkpoint if any, then searches and re-checks."""
+
+    def __init__(self, study: Study, run_dir: Path, engine: Engine, quiet: bool) -> None:
+        self.study, self.run_dir, self.engine = study, run_dir, engine
+        self.space = SearchSpace(study)
+        self.signs = study.signs
+        self.names = study.objective_names
+        self.seeds: list[int] = list(study.seeds)  # type: ignore[arg-type]
+        self.t0 = time.monotonic()
+        repair_log(run_dir)
+        state = load_checkpoint(run_dir)
+        if state is None:
+            state = self._new_state()
+        elif state.get("format") != STATE_FORMAT:
+            raise UserError(f"{run_dir / CHECKPOINT}: written by an incompatible paretosched; start a new run")
+        self.state: dict[str, Any] = state
+        self.algo = state["algorithm"]
+        self.ledger = Ledger(run_dir, self.names, state["next_eval_id"])
+        b = study.budget
+        total = b.evaluations
+        if total is None and b.generations is not None:
+            off = study.algorithm.n_offsprings or study.algorithm.pop_size
+            total = study.algorithm.pop_size + (b.generations - 1) * off
+        self.progress = Progress(study.name, total, quiet)
+
+    def _new_state(self) -> dict[str, Any]:
+        ref = None
+        if self.study.reference_point is not None:
+            ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
+        algo = build_algorithm(self.space, len(self.names), self.study.algorithm, algorithm_seed(self.study))
+        return {"format": STATE_FORMAT, "algorithm": algo, "generation": -1, "n_told": 0, "next_eval_id": 0,
+                "baselines_done": False, "ref": ref, "ref_source": "study" if ref is not None else None,
+                "generations": [], "elapsed_s": 0.0, "population": [], "baseline_ids": {},
+                "stop_reason": None, "done": False}
+
+    # ----------------------------------------------------------------------------------------
+    def execute(self) -> None:
+        try:
+            if self.state["done"]:
+                self.progress.message("run already finished; nothing to resume")
+                return
+            if self.ledger.pending or self.state["generation"] >= 0:
+                self.progress.message(f"resuming after generation {self.state['generation']}")
+            if not self.state["baselines_done"]:
+                self._baselines()
+            while (reason := self._stop_reason()) is None:
+                if not self._generation():
+                    reason = "no_new_offspring"
+                    break
+            self.state["stop_reason"] = reason
+            self._finish()
+        finally:
+            self.progress.close()
+
+    def _elapsed(self) -> float:
+        return self.state["elapsed_s"] + (time.monotonic() - self.t0)
+
+    def _stop_reason(self) -> str | None:
+        b, s = self.study.budget, self.state
+        if b.generations is not None and s["generation"] + 1 >= b.generations:
+            return "generations"
+        if b.evaluations is not None and s["n_told"] >= b.evaluations:
+            return "evaluations"
+        if b.wall_time_s is not None and self._elapsed() >= b.wall_time_s:
+            return "wall_time_s"
+        return None
+
+    def _checkpoint(self) -> None:
+        self.state["next_eval_id"] = self.ledger.next_id
+        self.state["algorithm"] = self.algo
+        saved = self.state["elapsed_s"]
+        self.state["elapsed_s"] = self._elapsed()
+        save_checkpoint(self.run_dir, self.state)
+        self.state["elapsed_s"] = saved
+
+    # ----------------------------------------------------------------------------------------
+    def _baselines(self) -> None:
+        from paretosched.search.study import deep_merge
+
+        specs = [Spec("baseline", deep_merge(self.study.base, over), self.seeds, name=name)  # type: ignore[arg-type]
+                 for name, over in self.study.baselines.items()]
+        ids = self.ledger.submit(specs, self.engine, -1)
+        self.state["baseline_ids"] = dict(zip(self.study.baselines, ids))
+        self.state["baselines_done"] = True
+        self._checkpoint()
+
+    def _generation(self) -> bool:
+        """One generation; False when the algorithm has no new genome to offer."""
+        pop = self.algo.ask()
+        if pop is None or len(pop) == 0:
+            return False
+        b = self.study.budget
+        if b.evaluations is not None and len(pop) > b.evaluations - self.state["n_told"]:
+            pop = pop[: b.evaluations - self.state["n_told"]]  # spend the budget exactly
+        gen = self.state["generation"] + 1
+        specs = []
+        for x in pop.get("X"):
+            genome = self.space.decode(x)
+            specs.append(Spec("search", self.space.config(genome), self.seeds, genome=genome, x=self.space.raw(x)))
+        ids = self.ledger.submit(specs, self.engine, gen)
+        failed = np.array([not self.ledger.ok(i) for i in ids])
+        F = np.array([self.ledger.objective_vector(i, self.signs) if self.ledger.ok(i)
+                      else np.zeros(len(self.names)) for i in ids])
+        tell_objectives(self.algo, pop, F, failed)
+        self.state["n_told"] += len(pop)
+        self.state["generation"] = gen
+        if self.state["ref"] is None:
+            self._fix_reference(ids)
+        self.state["population"] = self._population_ids()
+        record = self._record(gen, ids)
+        self.state["generations"].append(record)
+        self._write_outputs(final=False)
+        self._checkpoint()
+        self.progress.update(self.state["n_told"], record)
+        return True
+
+    def _fix_reference(self, gen0_ids: list[int]) -> None:
+        """Reference point from generation 0 and baselines, fixed for the rest of the run."""
+        ids = [i for i in [*gen0_ids, *self.state["baseline_ids"].values()] if self.ledger.ok(i)]
+        if ids:
+            F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
+            self.state["ref"] = [float(v) for v in pareto.reference_from(F)]
+            self.state["ref_source"] = f"generation {self.state['generation']}"
+
+    def _population_ids(self) -> list[int]:
+        out = []
+        for x in self.algo.pop.get("X"):
+            genome = self.space.decode(x)
+            out.append(self.ledger.by_key[Spec("search", {}, self.seeds, genome=genome).key()])
+        return out
+
+    # ----------------------------------------------------------------------------------------
+    def _search_ids(self) -> list[int]:
+        return sorted(i for i, r in self.ledger.rows.items() if r["kind"] == "search")
+
+    def _front_ids(self) -> list[int]:
+        ok = [i for i in self._search_ids() if self.ledger.ok(i)]
+        if not ok:
+            return []
+        F = np.array([self.ledger.objective_vector(i, self.signs) for i in ok])
+        front = [ok[k] for k in pareto.front_indices(F)]
+        return sorted(front, key=lambda i: (self.ledger.objective_vector(i, self.signs).tolist(), i))
+
+    def _hv(self, ids: list[int]) -> float | None:
+        if self.state["ref"] is None or not ids:
+            return None if self.state["ref"] is None else 0.0
+        F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
+        return pareto.hypervolume(F, np.array(self.state["ref"]))
+
+    def _record(self, gen: int, ids: list[int]) -> dict[str, Any]:
+        front = self._front_ids()
+        search = self._search_ids()
+        best = {}
+        ok = [i for i in search if self.ledger.ok(i)]
+        for k, o in enumerate(self.names):
+            vals = [self.ledger.rows[i]["objectives"][o] for i in ok]
+            if vals:
+                best[o] = float(min(vals) if self.signs[k] > 0 else max(vals))
+        known_before = self.state["generations"][-1]["n_rows"] if self.state["generations"] else 0
+        return {"generation": gen, "evaluations": self.state["n_told"],
+                "new_evaluations": len(set(ids) - set(range(known_before))),
+                "failures": sum(1 for i in set(ids) if not self.ledger.ok(i) and i >= known_before),
+                "failures_total": sum(1 for i in search if not self.ledger.ok(i)),
+                "hv": self._hv(front), "front_size": len(front), "best": best, "n_rows": self.ledger.next_id}
+
+    # ----------------------------------------------------------------------------------------
+    def _finish(self) -> None:
+        self.ledger.adopt_pending()
+        front = self._front_ids()
+        recheck_seeds = list(self.study.recheck or [])  # type: ignore[arg-type]
+        recheck: dict[int, dict[str, Any]] = {}
+        if recheck_seeds and front:
+            specs = [Spec("recheck", self.ledger.rows[i]["config"], recheck_seeds, genome=self.ledger.rows[i]["genome"],
+                          x=self.ledger.rows[i]["x"], recheck_of=i) for i in front]
+            ids = self.ledger.submit(specs, self.engine, self.state["generation"])
+            recheck = {i: self.ledger.rows[r] for i, r in zip(front, ids)}
+        self.state["recheck_ids"] = {str(k): v["eval_id"] for k, v in recheck.items()}
+        self.state["done"] = True
+        self._write_outputs(final=True, recheck=recheck)
+        self._checkpoint()
+        msg = f"done ({self.state['stop_reason']}): {len(front)} front points"
+        self.progress.message(msg + f" -> {self.run_dir}")
+
+    def _write_outputs(self, final: bool, recheck: dict[int, dict[str, Any]] | None = None) -> None:
+        front = self._front_ids()
+        write_front(self.run_dir, [self.ledger.rows[i] for i in front], self.space.paths, self.names, recheck)
+        pop_ids = self.state["population"]
+        pop_ranks: list[int | None] = [None] * len(pop_ids)
+        ok_pos = [k for k, i in enumerate(pop_ids) if self.ledger.ok(i)]
+        if ok_pos:
+            F = np.array([self.ledger.objective_vector(pop_ids[k], self.signs) for k in ok_pos])
+            for k, r in zip(ok_pos, pareto.ranks(F)):
+                pop_ranks[k] = int(r)
+        write_json(self.run_dir / POPULATION, {"generation": self.state["generation"], "final": final,
+                                               "eval_ids": pop_ids, "rank": pop_ranks})
+        write_json(self.run_dir / SUMMARY, self._summary(front, final, recheck or {}))
+
+    def _summary(self, front: list[int], final: bool, recheck: dict[int, dict[str, Any]]) -> dict[str, Any]:
+        from pymoo.util.dominator import Dominator
+
+        ref = self.state["ref"]
+        rows = self.ledger.rows
+        baselines = {}
+        for name, bid in self.state["baseline_ids"].items():
+            dominated_by: list[int] = []
+            if self.ledger.ok(bid):
+                fb = self.ledger.objective_vector(bid, self.signs)
+                dominated_by = [i for i in front
+                                if Dominator.get_relation(self.ledger.objective_vector(i, self.signs), fb) == 1]
+            baselines[name] = {"eval_id": bid, "status": rows[bid]["status"], "objectives": rows[bid]["objectives"],
+                               "dominated": bool(dominated_by), "dominated_by": dominated_by}
+        search = self._search_ids()
+        per_seed = [s for r in rows.values() for s in r["per_seed"]]
+        return {
+            "study": self.study.name, "status": "done" if final else "running",
+            "stop_reason": self.state["stop_reason"] if final else None,
+            "objectives": [o.model_dump() for o in self.study.objectives],
+            "reference_point": None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
+            "reference_point_source": self.state["ref_source"],
+            "generations": [{k: v for k, v in g.items() if k not in ("n_rows", "failures_total")}
+                            for g in self.state["generations"]],
+            "n_evaluations": len(search), "n_told": self.state["n_told"],
+            "n_failed": sum(1 for i in search if not self.ledger.ok(i)),
+            "n_simulations": sum(1 for s in per_seed if not s["cached"]),
+            "n_cache_hits": sum(1 for s in per_seed if s["cached"]),
+            "front": front, "hv": self._hv(front), "baselines": baselines,
+            "recheck": {"seeds": list(self.study.recheck or []),  # type: ignore[arg-type]
+                        "eval_ids": {str(k): v["eval_id"] for k, v in recheck.items()}},
+            "seeds": self.seeds, "elapsed_s": round(self._elapsed(), 3),
+            "versions": {"paretosched": twin_version().split("+")[0], "twin": twin_version()},
+            "files": {"log": LOG},
+        }

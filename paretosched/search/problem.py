@@ -1,0 +1,117 @@
+"""The pymoo side: the mixed-variable problem and a real NSGA-II (or NSGA-III) for it.
+
+pymoo's `MixedVariableGA` is a single-objective GA, and `MixedVariableMating` defaults to
+*random* parent selection. To get NSGA-II proper on a mixed genome we combine:
+NSGA2's rank-and-crowding survival + NSGA2's binary tournament (dominance, then crowding,
+constraint violation first) passed as the mating's selection + pymoo's mixed-variable
+sampling, per-type crossover/mutation and duplicate elimination.
+
+Evaluation never happens inside pymoo: the optimiser asks for a population, evaluates it
+itself (parallel, cached, logged) and tells the objectives back with `tell_objectives`.
+A failed evaluation is infeasible (constraint violation 1), so it loses every tournament
+and survival comparison against a successful one whatever its objective values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pymoo.algorithms.moo.nsga2 import NSGA2, binary_tournament
+from pymoo.algorithms.moo.nsga3 import NSGA3, comp_by_cv_then_random
+from pymoo.core.algorithm import Algorithm
+from pymoo.core.evaluator import Evaluator
+from pymoo.core.mixed import MixedVariableDuplicateElimination, MixedVariableMating, MixedVariableSampling
+from pymoo.core.population import Population
+from pymoo.core.problem import Problem
+from pymoo.core.termination import NoTermination
+from pymoo.core.variable import Binary, Choice, Integer, Real
+from pymoo.operators.crossover.sbx import SBX
+from pymoo.operators.crossover.ux import UX
+from pymoo.operators.mutation.bitflip import BFM
+from pymoo.operators.mutation.pm import PM
+from pymoo.operators.mutation.rm import ChoiceRandomMutation
+from pymoo.operators.repair.rounding import RoundingRepair
+from pymoo.operators.selection.tournament import TournamentSelection
+from pymoo.problems.static import StaticProblem
+from pymoo.util.ref_dirs import get_reference_directions
+
+from paretosched.search.space import SearchSpace
+from paretosched.search.study import AlgorithmSpec
+
+# Objective values pymoo sees for a failed evaluation. Finite, because crowding distance and
+# normalisation choke on inf; irrelevant for selection since the point is infeasible.
+FAILED_PENALTY = 1e30
+
+
+class GenomeProblem(Problem):
+    """A mixed-variable problem whose genes are the study's; evaluated outside pymoo."""
+
+    def __init__(self, space: SearchSpace, n_obj: int) -> None:
+        super().__init__(vars=space.pymoo_vars(), n_obj=n_obj, n_ieq_constr=1)
+
+    def _evaluate(self, X: Any, out: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("GenomeProblem is evaluated by paretosched.search.optimise, not by pymoo")
+
+
+def _operators(spec: AlgorithmSpec) -> tuple[dict[type, Any], dict[type, Any]]:
+    """Per-variable-type crossover and mutation, as pymoo's defaults but configurable."""
+    cx, mu = spec.crossover, spec.mutation
+    crossover = {
+        Real: SBX(prob=cx.prob, eta=cx.eta),
+        Integer: SBX(prob=cx.prob, eta=cx.eta, vtype=float, repair=RoundingRepair()),
+        Binary: UX(prob=cx.prob),
+        Choice: UX(prob=cx.prob),
+    }
+    mutation = {
+        Real: PM(prob=mu.prob, eta=mu.eta, prob_var=mu.prob_var),
+        Integer: PM(prob=mu.prob, eta=mu.eta, prob_var=mu.prob_var, vtype=float, repair=RoundingRepair()),
+        Binary: BFM(prob=mu.prob, prob_var=mu.prob_var),
+        Choice: ChoiceRandomMutation(prob=mu.prob, prob_var=mu.prob_var),
+    }
+    return crossover, mutation
+
+
+def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: int) -> Algorithm:
+    """NSGA-II for 2 objectives, NSGA-III for 3+, set up for ask/tell on `space`."""
+    crossover, mutation = _operators(spec)
+    dedup = MixedVariableDuplicateElimination()
+    common: dict[str, Any] = dict(
+        pop_size=spec.pop_size,
+        n_offsprings=spec.n_offsprings,
+        sampling=MixedVariableSampling(),
+        eliminate_duplicates=MixedVariableDuplicateElimination(),
+        seed=seed,
+    )
+    algo: Algorithm
+    if n_obj <= 2:
+        mating = MixedVariableMating(selection=TournamentSelection(func_comp=binary_tournament),
+                                     crossover=crossover, mutation=mutation, eliminate_duplicates=dedup)
+        algo = NSGA2(mating=mating, **common)
+    else:
+        mating = MixedVariableMating(selection=TournamentSelection(func_comp=comp_by_cv_then_random),
+                                     crossover=crossover, mutation=mutation, eliminate_duplicates=dedup)
+        algo = NSGA3(ref_dirs=reference_directions(n_obj, spec.pop_size), mating=mating, **common)
+    algo.setup(GenomeProblem(space, n_obj), termination=NoTermination())
+    return algo
+
+
+def reference_directions(n_obj: int, pop_size: int) -> np.ndarray:
+    """Das-Dennis directions: as many partitions as fit in the population (NSGA-III)."""
+    from math import comb
+
+    p = 1
+    while comb(p + 1 + n_obj - 1, n_obj - 1) <= pop_size:
+        p += 1
+    return get_reference_directions("das-dennis", n_obj, n_partitions=p)
+
+
+def tell_objectives(algo: Algorithm, pop: Population, F: np.ndarray, failed: np.ndarray) -> None:
+    """Give pymoo the minimisation-form objectives of `pop` and advance one generation.
+
+    `F` (n x n_obj) may hold anything where `failed` is true; those rows become infeasible.
+    """
+    F = np.where(failed[:, None], FAILED_PENALTY, F).astype(float)
+    G = np.where(failed, 1.0, -1.0)[:, None]
+    Evaluator().eval(StaticProblem(algo.problem, F=F, G=G), pop)
+    algo.tell(infills=pop)

@@ -1,0 +1,45 @@
+"""Progress display: a tqdm bar per run, or plain log lines with `quiet`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+
+class Progress:
+    """Reports one line/bar update per generation (generation, evaluations, failures,
+    best value per objective, hypervolume; tqdm adds the ETA)."""
+
+    def __init__(self, name: str, total: int | None, quiet: bool, stream: TextIO | None = None) -> None:
+        self.quiet = quiet
+        self.stream = stream if stream is not None else sys.stderr
+        self.name = name
+        self._bar: Any = None
+        if not quiet:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=name, unit="eval", file=self.stream, dynamic_ncols=True)
+
+    def update(self, done: int, record: dict[str, Any]) -> None:
+        best = " ".join(f"{k}={v:.4g}" for k, v in (record.get("best") or {}).items())
+        hv = record.get("hv")
+        hv_s = f"{hv:.4g}" if hv is not None else "-"
+        if self._bar is not None:
+            self._bar.n = done
+            self._bar.set_postfix_str(
+                f"gen {record['generation']} fail {record['failures_total']} {best} HV {hv_s}", refresh=False)
+            self._bar.refresh()
+        else:
+            print(f"{self.name}: gen {record['generation']} evals {done} failed {record['failures_total']} "
+                  f"{best} HV {hv_s}", file=self.stream, flush=True)
+
+    def message(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.write(f"{self.name}: {text}", file=self.stream)
+        else:
+            print(f"{self.name}: {text}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

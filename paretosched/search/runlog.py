@@ -1,0 +1,160 @@
+"""The run directory on disk (format: docs/rundir.md): atomic files, log, checkpoint.
+
+Crash safety rests on two rules: every file but the log is replaced atomically (temp file
+in the same directory, fsync, os.replace, fsync of the directory), and the log is only
+appended to and fsync'ed, so a SIGKILL can at worst tear its last line, which
+`read_evaluations` drops and `repair_log` truncates before a resumed run appends.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pickle
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+LOG = "evaluations.jsonl"
+FRONT = "front.csv"
+SUMMARY = "summary.json"
+POPULATION = "population.json"
+CHECKPOINT = "checkpoint.pkl"
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, fsync: bool = True) -> None:
+    """Replace `path` with `data` so that readers see the old or the new file, never half."""
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if fsync:
+        _fsync_dir(p.parent)
+
+
+def atomic_write_text(path: str | Path, text: str, fsync: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=1, allow_nan=False) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# the evaluation log
+
+def append_rows(run_dir: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Append rows (one JSON line each) in one write, then fsync."""
+    text = "".join(json.dumps(r, allow_nan=False, separators=(",", ":")) + "\n" for r in rows)
+    if not text:
+        return
+    with open(run_dir / LOG, "a", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_evaluations(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of an evaluation log (a run dir or the jsonl itself); a torn last line is dropped."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / LOG
+    if not p.exists():
+        return []
+    rows: list[dict[str, Any]] = []
+    lines = p.read_bytes().split(b"\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            if i == len(lines) - 1:  # only the unterminated last line may be torn (killed mid-append)
+                break
+            raise ValueError(f"{p}:{i + 1}: corrupt log line") from None
+    return rows
+
+
+def repair_log(run_dir: Path) -> int:
+    """Truncate a torn tail so appends start on a fresh line; returns bytes dropped."""
+    p = run_dir / LOG
+    if not p.exists():
+        return 0
+    data = p.read_bytes()
+    good = data.rfind(b"\n") + 1  # 0 when there is no complete line at all
+    if good < len(data):
+        # the tail after the last newline is torn by construction (rows end with '\n')
+        with open(p, "r+b") as f:
+            f.truncate(good)
+            f.flush()
+            os.fsync(f.fileno())
+    return len(data) - good
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoint
+
+def save_checkpoint(run_dir: Path, state: dict[str, Any]) -> None:
+    atomic_write_bytes(run_dir / CHECKPOINT, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def load_checkpoint(run_dir: Path) -> dict[str, Any] | None:
+    p = run_dir / CHECKPOINT
+    if not p.exists():
+        return None
+    with open(p, "rb") as f:
+        return pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
+
+
+# ---------------------------------------------------------------------------------------------
+# front.csv
+
+def write_front(run_dir: Path, rows: list[dict[str, Any]], genes: list[str], objectives: list[str],
+                recheck: dict[int, dict[str, Any]] | None = None) -> None:
+    """front.csv: one line per front point (see docs/rundir.md), atomically."""
+    recheck = recheck or {}
+    header = ["eval_id", "generation", *genes, *objectives,
+              *[f"recheck_{o}" for o in objectives], "recheck_eval_id"]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for r in rows:
+        rc = recheck.get(r["eval_id"])
+        rc_obj = (rc or {}).get("objectives") or {}
+        w.writerow([r["eval_id"], r["generation"],
+                    *[_cell(r["genome"][g]) for g in genes],
+                    *[repr(float(r["objectives"][o])) for o in objectives],
+                    *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
+                    rc["eval_id"] if rc else ""])
+    atomic_write_text(run_dir / FRONT, buf.getvalue())
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)

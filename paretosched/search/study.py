@@ -1,0 +1,394 @@
+"""The study file: what to search, for which objectives, on how many seeds, with which budget.
+
+`load_study(path)` reads a study YAML (or a run directory's resolved copy), validates it and
+returns a *resolved* `Study`: `base` is the complete scheduler config with absolute paths,
+`seeds` and `recheck` are explicit seed lists, so a resolved study alone reproduces a run.
+Every error is a one-line `UserError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+
+from paretosched.config import config_from_dict, load_config
+from paretosched.errors import UserError
+from paretosched.yamlio import read_yaml, register_union_tags, validate
+
+STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
+
+# Metric names of the twin (docs/contracts.md); the twin's own list wins when it is importable.
+_FALLBACK_METRICS: tuple[str, ...] = (
+    "energy_j", "energy_kwh", "makespan_s", "mean_wait_s", "median_wait_s", "p95_wait_s",
+    "max_wait_s", "mean_turnaround_s", "mean_slowdown", "median_slowdown", "p95_slowdown",
+    "max_slowdown", "mean_bsld", "median_bsld", "p95_bsld", "max_bsld", "utilisation",
+    "n_jobs", "mean_power_w",
+)
+
+
+def metric_names() -> tuple[str, ...]:
+    """The twin's metric keys (import-light; falls back to the documented list)."""
+    try:
+        from paretosched.sim.metrics import METRIC_NAMES  # type: ignore[import-not-found]
+    except ImportError:
+        return _FALLBACK_METRICS
+    return tuple(METRIC_NAMES)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------------------------
+# genes
+
+class FloatGene(_Strict):
+    """A real-valued gene; `log: true` searches uniformly in log space (low must be > 0)."""
+
+    type: Literal["float"] = "float"
+    low: float
+    high: float
+    log: bool = False
+
+    @model_validator(mode="after")
+    def _bounds(self) -> FloatGene:
+        if self.low > self.high:
+            raise ValueError(f"low ({self.low}) > high ({self.high})")
+        if self.log and self.low <= 0:
+            raise ValueError(f"log scale needs low > 0 (got {self.low})")
+        return self
+
+
+class IntGene(_Strict):
+    """An integer gene (inclusive bounds); `log: true` searches in log space and rounds."""
+
+    type: Literal["int"] = "int"
+    low: int
+    high: int
+    log: bool = False
+
+    @model_validator(mode="after")
+    def _bounds(self) -> IntGene:
+        if self.low > self.high:
+            raise ValueError(f"low ({self.low}) > high ({self.high})")
+        if self.log and self.low <= 0:
+            raise ValueError(f"log scale needs low > 0 (got {self.low})")
+        return self
+
+
+class BoolGene(_Strict):
+    """A bit. Decodes to false/true, or to `values[0]`/`values[1]` (e.g. [none, easy])."""
+
+    type: Literal["bool"] = "bool"
+    values: list[Any] | None = None
+
+    @field_validator("values")
+    @classmethod
+    def _two(cls, v: list[Any] | None) -> list[Any] | None:
+        if v is not None and (len(v) != 2 or v[0] == v[1]):
+            raise ValueError("a bool gene's values must be two different values [off, on]")
+        return v
+
+
+class ChoiceGene(_Strict):
+    """One of a list of values (strings, numbers, null)."""
+
+    type: Literal["choice"] = "choice"
+    values: list[Any]
+
+    @field_validator("values")
+    @classmethod
+    def _nonempty_unique(cls, v: list[Any]) -> list[Any]:
+        if not v:
+            raise ValueError("a choice gene needs at least one value")
+        if len({repr(x) for x in v}) != len(v):
+            raise ValueError("choice values must be distinct")
+        return v
+
+
+GENE_TYPES = ("float", "int", "bool", "choice")
+register_union_tags(*GENE_TYPES)
+
+
+def _gene_type(value: Any) -> str | None:
+    if isinstance(value, dict):
+        t = value.get("type")
+        return t if t in GENE_TYPES else None
+    return getattr(value, "type", None)
+
+
+Gene = Annotated[
+    Union[Annotated[FloatGene, Tag("float")], Annotated[IntGene, Tag("int")],
+          Annotated[BoolGene, Tag("bool")], Annotated[ChoiceGene, Tag("choice")]],
+    Discriminator(_gene_type, custom_error_type="gene_type",
+                  custom_error_message="missing or unknown gene type (expected float, int, bool or choice)"),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# the other sections
+
+class Budget(_Strict):
+    """Stop at the first limit reached. Evaluations count genomes told to the algorithm."""
+
+    evaluations: int | None = Field(None, ge=1)
+    generations: int | None = Field(None, ge=1)
+    wall_time_s: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> Budget:
+        if self.evaluations is None and self.generations is None and self.wall_time_s is None:
+            raise ValueError("give at least one of evaluations, generations, wall_time_s")
+        return self
+
+
+class Crossover(_Strict):
+    prob: float = Field(0.9, ge=0, le=1, description="probability that a pair is recombined (SBX/UX)")
+    eta: float = Field(15.0, gt=0, description="SBX distribution index (real and integer genes)")
+
+
+class Mutation(_Strict):
+    prob: float = Field(0.9, ge=0, le=1, description="probability that an offspring is mutated")
+    eta: float = Field(20.0, gt=0, description="polynomial-mutation distribution index")
+    prob_var: float | None = Field(None, gt=0, le=1, description="per-gene probability; null = pymoo's default")
+
+
+class AlgorithmSpec(_Strict):
+    """NSGA-II (NSGA-III automatically for 3+ objectives) settings."""
+
+    pop_size: int = Field(40, ge=4)
+    n_offsprings: int | None = Field(None, ge=1, description="offspring per generation; null = pop_size")
+    crossover: Crossover = Field(default_factory=Crossover)
+    mutation: Mutation = Field(default_factory=Mutation)
+
+
+class ParallelSpec(_Strict):
+    workers: int = Field(1, ge=1)
+    backend: Literal["local", "dask"] = "local"
+    address: str | None = Field(None, description="Dask scheduler address (backend dask)")
+
+
+class Objective(_Strict):
+    name: str
+    sense: Literal["min", "max"] = "min"
+
+
+def _objective(value: Any) -> Any:
+    # `energy_kwh` or `{max: utilisation}` or `{min: mean_bsld}`
+    if isinstance(value, str):
+        return {"name": value, "sense": "min"}
+    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("min", "max"):
+        sense, name = next(iter(value.items()))
+        return {"name": name, "sense": sense}
+    return value
+
+
+class Study(_Strict):
+    """A validated study. After `load_study` it is resolved (see module docstring)."""
+
+    name: str = Field(..., min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    base: dict[str, Any] | str
+    search: dict[str, Gene] = Field(..., min_length=1)
+    objectives: list[Objective] = Field(
+        default_factory=lambda: [Objective(name="energy_kwh"), Objective(name="mean_bsld")], min_length=2)
+    seeds: int | list[Annotated[int, Field(ge=0)]] = 1
+    seed: int = Field(0, ge=0, description="study seed: algorithm RNG and derived seeds")
+    budget: Budget
+    algorithm: AlgorithmSpec = Field(default_factory=AlgorithmSpec)
+    parallel: ParallelSpec = Field(default_factory=ParallelSpec)
+    baselines: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    recheck: int | list[Annotated[int, Field(ge=0)]] | None = Field(
+        None, description="fresh seeds for the final-front re-check: count or list; null = as many as seeds")
+    reference_point: dict[str, float] | None = Field(None, description="hypervolume reference, natural sign")
+    evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
+    cache: bool = True
+    cache_dir: str | None = None
+
+    @field_validator("objectives", mode="before")
+    @classmethod
+    def _objective_forms(cls, v: Any) -> Any:
+        return [_objective(o) for o in v] if isinstance(v, list) else v
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: int | list[int]) -> int | list[int]:
+        if isinstance(v, int) and v < 1:
+            raise ValueError("seeds must be >= 1 (a count) or a non-empty list")
+        if isinstance(v, list) and (not v or len(set(v)) != len(v)):
+            raise ValueError("seeds must be a non-empty list of distinct seeds")
+        return v
+
+    @field_validator("recheck")
+    @classmethod
+    def _recheck(cls, v: int | list[int] | None) -> int | list[int] | None:
+        if isinstance(v, int) and v < 0:
+            raise ValueError("recheck must be >= 0 (0 = no re-check)")
+        return v
+
+    @field_validator("evaluator")
+    @classmethod
+    def _evaluator(cls, v: str | None) -> str | None:
+        if v is not None and v.count(":") != 1:
+            raise ValueError("expected 'module:function'")
+        return v
+
+    # convenience -------------------------------------------------------------------------
+    @property
+    def objective_names(self) -> list[str]:
+        return [o.name for o in self.objectives]
+
+    @property
+    def signs(self) -> np.ndarray:
+        """+1 for minimised, -1 for maximised objectives (minimisation form = sign * value)."""
+        return np.array([1.0 if o.sense == "min" else -1.0 for o in self.objectives])
+
+
+# ---------------------------------------------------------------------------------------------
+# loading and resolution
+
+def load_study(path: str | Path) -> Study:
+    """Read, validate and resolve a study file, or the study copy of a run directory."""
+    p = Path(path)
+    if p.is_dir():
+        if not (p / STUDY_FILE).is_file():
+            raise UserError(f"{p}: not a study file nor a run directory (no {STUDY_FILE})")
+        p = p / STUDY_FILE
+    study = validate(Study, read_yaml(p), str(p))
+    return resolve_study(study, p)
+
+
+def resolve_study(study: Study, path: Path) -> Study:
+    """Check everything the schema cannot see and make the study self-contained."""
+    src = str(path)
+    base = _resolve_base(study.base, path)
+    names = metric_names()
+    for i, obj in enumerate(study.objectives):
+        if obj.name not in names:
+            raise UserError(f"{src}: objectives.{i}: unknown metric {obj.name!r} (expected one of {', '.join(names)})")
+    if len(set(study.objective_names)) != len(study.objectives):
+        raise UserError(f"{src}: objectives: an objective is listed twice")
+    if study.reference_point is not None and set(study.reference_point) != set(study.objective_names):
+        raise UserError(f"{src}: reference_point: give one value per objective ({', '.join(study.objective_names)})")
+    for gene_path, gene in study.search.items():
+        _check_gene(base, gene_path, gene, src)
+    for bname, override in study.baselines.items():
+        merged = deep_merge(base, override)
+        try:
+            config_from_dict(merged, f"{src}: baselines.{bname}")
+        except UserError as exc:
+            raise UserError(str(exc).replace(f"{src}: baselines.{bname}: ", f"{src}: baselines.{bname}.", 1)) from None
+    if study.evaluator is not None:
+        _import_evaluator(study.evaluator, src)
+
+    seeds, recheck = derive_seeds(study)
+    cache_dir = study.cache_dir
+    if cache_dir is not None and not Path(cache_dir).is_absolute():
+        cache_dir = str((path.parent / cache_dir).resolve())
+    return study.model_copy(update={"base": base, "seeds": seeds, "recheck": recheck, "cache_dir": cache_dir})
+
+
+def derive_seeds(study: Study) -> tuple[list[int], list[int]]:
+    """Replication and re-check seeds from the study seed (SeedSequence children 1 and 2).
+
+    Child 0 drives the algorithm (see `algorithm_seed`). Explicit lists are kept as given;
+    re-check seeds are always distinct from the replication seeds (they must be fresh).
+    """
+    children = np.random.SeedSequence(study.seed).spawn(3)
+    if isinstance(study.seeds, list):
+        seeds = list(study.seeds)
+    else:
+        seeds = _distinct(children[1], study.seeds, set())
+    if isinstance(study.recheck, list):
+        recheck = list(study.recheck)
+        clash = set(recheck) & set(seeds)
+        if clash:
+            raise UserError(f"recheck: seeds {sorted(clash)} are also replication seeds (re-check seeds must be fresh)")
+    else:
+        n = len(seeds) if study.recheck is None else study.recheck
+        recheck = _distinct(children[2], n, set(seeds))
+    return seeds, recheck
+
+
+def algorithm_seed(study: Study) -> int:
+    """Seed of the optimiser's RNG (SeedSequence child 0 of the study seed)."""
+    child = np.random.SeedSequence(study.seed).spawn(3)[0]
+    return int(child.generate_state(1, dtype=np.uint32)[0])
+
+
+def _distinct(ss: np.random.SeedSequence, n: int, avoid: set[int]) -> list[int]:
+    out: list[int] = []
+    k = n
+    while len(out) < n:  # collisions are astronomically rare; loop keeps the result exact anyway
+        for s in ss.generate_state(k + len(avoid) + 4, dtype=np.uint32):
+            s = int(s) & 0x7FFFFFFF
+            if s not in avoid and s not in out:
+                out.append(s)
+            if len(out) == n:
+                break
+        k *= 2
+    return out
+
+
+def _resolve_base(base: dict[str, Any] | str, path: Path) -> dict[str, Any]:
+    if isinstance(base, str):
+        ref = Path(base)
+        ref = ref if ref.is_absolute() else path.parent / ref
+        cfg = load_config(ref)
+    else:
+        cfg = config_from_dict(base, f"{path}: base").resolved(path.parent)
+    return cfg.model_dump(mode="json")
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `override` merged in recursively (override wins; both left untouched)."""
+    out = copy.deepcopy(base)
+    for k, v in override.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _check_gene(base: dict[str, Any], gene_path: str, gene: Any, src: str) -> None:
+    """The dotted path must name a config field, and every extreme value must validate."""
+    from paretosched.search.space import gene_extremes, set_path  # local: space imports study
+
+    parts = gene_path.split(".")
+    node: Any = base
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if not isinstance(node, dict) or (part not in node and not (last and _is_free_dict(node))):
+            raise UserError(f"{src}: search.{gene_path}: unknown config path (no key {'.'.join(parts[:i + 1])!r} in the scheduler config)")
+        node = node.get(part)
+    for value in gene_extremes(gene):
+        cfg = copy.deepcopy(base)
+        set_path(cfg, gene_path, value)
+        try:
+            config_from_dict(cfg, "")
+        except UserError as exc:
+            detail = str(exc).removeprefix(": ")
+            raise UserError(f"{src}: search.{gene_path}: value {value!r} does not fit the config ({detail})") from None
+
+
+def _is_free_dict(node: dict[str, Any]) -> bool:
+    # a free-form mapping of the config (e.g. scheduler.freq_by_type) has no fixed keys; a
+    # config section always has its fields present in the dump. Validation catches the rest.
+    return not node
+
+
+def _import_evaluator(ref: str, src: str) -> Any:
+    import importlib
+
+    module, _, func = ref.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError) as exc:
+        raise UserError(f"{src}: evaluator: cannot import {ref!r} ({exc})") from None
+    if not callable(fn):
+        raise UserError(f"{src}: evaluator: {ref!r} is not callable")
+    return fn

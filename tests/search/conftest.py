@@ -1,0 +1,57 @@
+"""Helpers for search-layer tests: studies on the analytic problem, quiet runs, log comparison."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from paretosched.search.analytic import study_dict
+from paretosched.search.optimise import optimise
+from paretosched.search.runlog import read_evaluations
+
+VOLATILE = ("wall_s", "cached")  # the only fields allowed to differ between identical runs
+
+
+def write_study(directory: Path, name: str = "study.yaml", **overrides: Any) -> Path:
+    """An analytic study file (overrides replace top-level keys)."""
+    budget = overrides.pop("budget", None)
+    data = study_dict(budget=budget, **overrides)
+    path = directory / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def run_quiet(study: Path, out: Path, **kwargs: Any) -> Path:
+    with contextlib.redirect_stderr(io.StringIO()):
+        return optimise(str(study), out=str(out), quiet=True, **kwargs)
+
+
+def stable_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """Log rows without the fields that legitimately vary (timings, cache hits)."""
+    rows = read_evaluations(run_dir)
+    out = []
+    for r in rows:
+        r = {k: v for k, v in r.items() if k not in VOLATILE}
+        r["per_seed"] = [{k: v for k, v in s.items() if k not in VOLATILE} for s in r["per_seed"]]
+        out.append(r)
+    return out
+
+
+def summary(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def genome_seed_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """(genome, seed) of every simulation the log records (baselines by their config)."""
+    return [(json.dumps(r["genome"] or r["config"], sort_keys=True), s) for r in rows for s in r["seeds"]]
+
+
+@pytest.fixture
+def study_dir(tmp_path: Path) -> Path:
+    return tmp_path

@@ -1,0 +1,113 @@
+"""Study files: resolution, seeds, and one-line UserErrors that name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from paretosched.errors import UserError
+from paretosched.search.analytic import study_dict
+from paretosched.search.study import algorithm_seed, load_study
+
+
+def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(data, sort_keys=False))
+    return p
+
+
+def _error(tmp_path: Path, data: dict[str, Any]) -> str:
+    with pytest.raises(UserError) as info:
+        load_study(_write(tmp_path, data))
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(str(tmp_path / "s.yaml"))
+    return msg
+
+
+def _search(**genes: Any) -> dict[str, Any]:
+    return {k.replace("__", "."): v for k, v in genes.items()}
+
+
+def test_resolves_seeds_base_and_defaults(tmp_path: Path) -> None:
+    data = study_dict(seeds=3, recheck=None, seed=7)
+    study = load_study(_write(tmp_path, data))
+    assert isinstance(study.seeds, list) and len(study.seeds) == 3 and len(set(study.seeds)) == 3
+    # recheck defaults to as many fresh seeds as replication seeds, never reusing one
+    assert isinstance(study.recheck, list) and len(study.recheck) == 3
+    assert not set(study.recheck) & set(study.seeds)
+    assert study.base["scheduler"]["kind"] == "classic" and study.base["model"]["interference"] == "thesis"
+    assert study.objective_names == ["energy_kwh", "mean_bsld"]
+    # deterministic from the study seed, different for another seed
+    again = load_study(_write(tmp_path, data))
+    assert again.seeds == study.seeds and again.recheck == study.recheck
+    other = load_study(_write(tmp_path, dict(data, seed=8)))
+    assert other.seeds != study.seeds and algorithm_seed(other) != algorithm_seed(study)
+
+
+def test_base_from_file_and_max_objective(tmp_path: Path) -> None:
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "t.swf").write_text("1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n")
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump({"platform": "homogeneous-2", "workload": {"path": "traces/t.swf"}}))
+    data = study_dict(base="cfg.yaml", objectives=["energy_kwh", {"max": "utilisation"}], seeds=[5, 6],
+                      reference_point=None)
+    study = load_study(_write(tmp_path, data))
+    assert study.base["workload"]["path"] == str((tmp_path / "traces" / "t.swf").resolve())
+    assert [o.sense for o in study.objectives] == ["min", "max"] and list(study.signs) == [1.0, -1.0]
+    assert study.seeds == [5, 6]
+
+
+def test_resolved_study_round_trips_through_a_run_dir(tmp_path: Path) -> None:
+    study = load_study(_write(tmp_path, study_dict(seeds=2)))
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "study.yaml").write_text(yaml.safe_dump(study.model_dump(mode="json")))
+    assert load_study(run) == study
+
+
+@pytest.mark.parametrize(
+    "patch, key, words",
+    [
+        ({"budjet": {"generations": 2}}, "budjet", "unknown key"),
+        ({"seed": "abc"}, "seed", "integer"),
+        ({"search": _search(scheduler__job_policy={"type": "choice", "values": []})},
+         "search.scheduler.job_policy.values", "at least one"),
+        ({"search": _search(scheduler__freq={"type": "float", "low": 0.9, "high": 0.2})},
+         "search.scheduler.freq", "low (0.9) > high (0.2)"),
+        ({"search": _search(scheduler__min_nodes_on={"type": "int", "low": 5, "high": 1})},
+         "search.scheduler.min_nodes_on", "low (5) > high (1)"),
+        ({"search": _search(scheduler__power_off_idle_s={"type": "float", "low": 0, "high": 10, "log": True})},
+         "search.scheduler.power_off_idle_s", "low > 0"),
+        ({"search": _search(scheduler__freq={"type": "gaussian"})}, "search.scheduler.freq", "gene type"),
+        ({"objectives": ["energy_kwh", "happiness"]}, "objectives.1", "unknown metric 'happiness'"),
+        ({"objectives": ["energy_kwh"]}, "objectives", "at least 2"),
+        ({"search": _search(scheduler__warp_drive={"type": "bool"})}, "search.scheduler.warp_drive", "unknown config path"),
+        ({"search": _search(schedular__freq={"type": "float", "low": 0.1, "high": 1})}, "search.schedular.freq", "unknown config path"),
+        ({"search": _search(scheduler__freq={"type": "float", "low": 0.5, "high": 2.0})},
+         "search.scheduler.freq", "value 2.0 does not fit"),
+        ({"search": _search(scheduler__job_policy={"type": "choice", "values": ["first", "fastest"]})},
+         "search.scheduler.job_policy", "'fastest' does not fit"),
+        ({"budget": {}}, "budget", "at least one of"),
+        ({"seeds": 0}, "seeds", ">= 1"),
+        ({"baselines": {"fcfs": {"scheduler": {"job_policy": "lifo"}}}}, "baselines.fcfs.scheduler.job_policy", "Input should be"),
+        ({"evaluator": "no.such.module:fn"}, "evaluator", "cannot import"),
+        ({"reference_point": {"energy_kwh": 1.0}}, "reference_point", "one value per objective"),
+    ],
+)
+def test_bad_study_names_the_key(tmp_path: Path, patch: dict[str, Any], key: str, words: str) -> None:
+    msg = _error(tmp_path, study_dict(**patch))
+    assert f": {key}" in msg, msg
+    assert words in msg, msg
+
+
+def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="file not found"):
+        load_study(tmp_path / "nope.yaml")
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: [unclosed\n")
+    with pytest.raises(UserError, match="invalid YAML"):
+        load_study(p)
+    with pytest.raises(UserError, match="not a study file nor a run directory"):
+        load_study(tmp_path)
