@@ -19,6 +19,7 @@ import numpy as np
 from paretosched.search.evaluate import Engine, SeedResult
 from paretosched.search.runlog import append_rows, read_evaluations
 from paretosched.search.space import canonical
+from paretosched.sim.metrics import mean_metrics
 
 
 @dataclass
@@ -131,7 +132,8 @@ def make_row(eid: int, spec: Spec, generation: int, per_seed: list[SeedResult],
     objs: dict[str, float] | None = None
     if error is None:
         common = [k for k in per_seed[0].metrics or {} if all(k in (r.metrics or {}) for r in per_seed)]
-        metrics = {k: float(np.mean([r.metrics[k] for r in per_seed if r.metrics])) for k in common}
+        # the twin's rule (sum in seed order / n), so `simulate` on these seeds reports the same means
+        metrics = mean_metrics([{k: (r.metrics or {})[k] for k in common} for r in per_seed]) if common else {}
         absent = [o for o in objectives if o not in metrics]
         if absent:
             error = f"KeyError: the evaluation did not produce objective metric(s) {', '.join(absent)}"

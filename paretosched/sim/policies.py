@@ -152,7 +152,7 @@ def _take(ranked: list[ProcState], job: Any, limits: dict[int, int] | None,
                     continue
             if k > need:
                 k = need
-            if mem > 0:
+            if mem > 0 and p.node.mem_cap < math.inf:
                 node = p.node
                 free_mem = node_mem.get(node)
                 if free_mem is None:

@@ -1,0 +1,190 @@
+"""The Pareto front, hypervolume and the picks a user can export.
+
+Everything works on the *minimisation form* (maximised objectives negated) internally; tables
+and figures keep the natural sign the run directory stores.
+
+Picks (the `pick` argument of `export` and the rows of picks.csv):
+- `min:METRIC`   the front point with the best value of objective METRIC;
+- `balanced`     the paper's rule (Kell et al., section VI): min-max scale every objective
+                 over the front, sum, take the smallest sum (equal weights);
+- `knee`         pymoo's high trade-off point on the normalised front; when pymoo finds none
+                 (fronts of < 3 points, evenly curved fronts) it falls back to `balanced`;
+- `weights:a,b`  smallest weighted sum of the min-max scaled objectives (weights in objective
+                 order, any positive scale; they are normalised to sum to 1);
+- `index:N`      the N-th front point (0-based) in front order, i.e. sorted by the first
+                 objective as in front.csv;
+- `eval:ID`      any successful search evaluation by its eval id (off the front too).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from pymoo.indicators.hv import HV
+from pymoo.mcdm.high_tradeoff import HighTradeoffPoints
+from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+
+from paretosched.analysis.rundata import RunData, require_ok
+from paretosched.errors import UserError
+
+PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID"
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One chosen front point: the pick expression, its eval id and why (a note)."""
+
+    name: str
+    eval_id: int
+    note: str = ""
+
+
+def min_form(values: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """Objective values (natural sign) -> minimisation form."""
+    return np.asarray(values, dtype=float) * signs
+
+
+def front_of(run: RunData) -> pd.DataFrame:
+    """Non-dominated successful search evaluations, sorted by the first objective (then eval id)."""
+    ok = require_ok(run)
+    F = min_form(ok[run.objectives].to_numpy(), run.signs)
+    idx = NonDominatedSorting().do(F, only_non_dominated_front=True)
+    front = ok.iloc[np.sort(idx)]
+    # front order = first objective in natural sign, as front.csv of the run directory
+    return front.sort_values([run.objectives[0], "eval_id"], kind="mergesort")
+
+
+def scaled(F: np.ndarray) -> np.ndarray:
+    """Min-max scale each column to [0, 1]; a constant column scales to 0 (it decides nothing)."""
+    F = np.asarray(F, dtype=float)
+    lo, hi = F.min(axis=0), F.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return (F - lo) / span
+
+
+def _argmin_stable(v: np.ndarray) -> int:
+    # ties go to the first point in front order, so picks are deterministic
+    return int(np.flatnonzero(v <= v.min() + 1e-12 * max(1.0, abs(v.min())))[0])
+
+
+def pick_min(run: RunData, front: pd.DataFrame, metric: str) -> Pick:
+    if metric not in run.objectives:
+        raise UserError(f"unknown objective {metric!r} in pick 'min:{metric}' (objectives: {', '.join(run.objectives)})")
+    j = run.objectives.index(metric)
+    F = min_form(front[run.objectives].to_numpy(), run.signs)
+    i = _argmin_stable(F[:, j])
+    best = "highest" if run.senses[j] == "max" else "lowest"
+    return Pick(f"min:{metric}", int(front["eval_id"].iloc[i]), f"{best} {metric} on the front")
+
+
+def pick_weights(run: RunData, front: pd.DataFrame, weights: list[float], name: str | None = None) -> Pick:
+    if len(weights) != len(run.objectives):
+        raise UserError(f"weights: give one weight per objective ({', '.join(run.objectives)}), got {len(weights)}")
+    w = np.asarray(weights, dtype=float)
+    if np.any(w < 0) or not np.any(w > 0) or not np.all(np.isfinite(w)):
+        raise UserError("weights: weights must be >= 0 with at least one > 0")
+    w = w / w.sum()
+    S = scaled(min_form(front[run.objectives].to_numpy(), run.signs))
+    i = _argmin_stable(S @ w)
+    label = name or "weights:" + ",".join(f"{x:g}" for x in weights)
+    return Pick(label, int(front["eval_id"].iloc[i]), "smallest weighted sum of min-max scaled objectives")
+
+
+def pick_balanced(run: RunData, front: pd.DataFrame) -> Pick:
+    p = pick_weights(run, front, [1.0] * len(run.objectives), name="balanced")
+    return Pick("balanced", p.eval_id, "smallest sum of min-max scaled objectives (Kell et al.)")
+
+
+def pick_knee(run: RunData, front: pd.DataFrame) -> Pick:
+    S = scaled(min_form(front[run.objectives].to_numpy(), run.signs))
+    found = None
+    # duplicates have zero gain to each other and make pymoo's trade-off undefined
+    _, first = np.unique(S, axis=0, return_index=True)
+    uniq = np.sort(first)
+    if len(uniq) >= 3:
+        # pymoo sets a global "ignore all warnings" filter inside; keep it contained
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            found = HighTradeoffPoints().do(S[uniq])
+    if found is None or len(found) == 0:
+        b = pick_balanced(run, front)
+        why = "front of < 3 distinct points" if len(uniq) < 3 else "pymoo found no high trade-off point"
+        return Pick("knee", b.eval_id, f"{why}: fell back to balanced")
+    cand = uniq[np.asarray(found, dtype=int)]
+    # several knees: the most balanced of them
+    i = cand[_argmin_stable(S[cand].sum(axis=1))]
+    return Pick("knee", int(front["eval_id"].iloc[i]), "high trade-off point (pymoo) on the normalised front")
+
+
+def resolve_pick(run: RunData, front: pd.DataFrame, expr: str) -> Pick:
+    """Parse a pick expression (see the module docstring) and choose the point."""
+    kind, _, arg = expr.strip().partition(":")
+    kind = kind.strip().lower()
+    if kind == "balanced" and not arg:
+        return pick_balanced(run, front)
+    if kind == "knee" and not arg:
+        return pick_knee(run, front)
+    if kind == "min" and arg:
+        return pick_min(run, front, arg.strip())
+    if kind == "weights" and arg:
+        try:
+            weights = [float(x) for x in arg.split(",")]
+        except ValueError:
+            raise UserError(f"pick {expr!r}: weights must be numbers, e.g. weights:0.7,0.3") from None
+        return pick_weights(run, front, weights)
+    if kind in ("index", "eval") and arg:
+        try:
+            n = int(arg)
+        except ValueError:
+            raise UserError(f"pick {expr!r}: expected an integer after '{kind}:'") from None
+        if kind == "index":
+            if not 0 <= n < len(front):
+                raise UserError(f"pick {expr!r}: the front has {len(front)} points (index:0 .. index:{len(front) - 1}, "
+                                f"sorted by {run.objectives[0]})")
+            return Pick(expr.strip(), int(front["eval_id"].iloc[n]), f"front point {n} in {run.objectives[0]} order")
+        ok = run.search_ok()
+        if n not in ok.index:
+            raise UserError(f"pick {expr!r}: no successful search evaluation with eval id {n}")
+        return Pick(expr.strip(), n, "chosen by eval id")
+    raise UserError(f"unknown pick {expr!r} (expected {PICK_SYNTAX})")
+
+
+def standard_picks(run: RunData, front: pd.DataFrame) -> list[Pick]:
+    """The picks every report lists: min of each objective, balanced, knee."""
+    return [*(pick_min(run, front, o) for o in run.objectives), pick_balanced(run, front), pick_knee(run, front)]
+
+
+def reference_point(run: RunData) -> np.ndarray:
+    """The run's fixed reference point (minimisation form); else worst + 10 % of range."""
+    rp = run.summary.get("reference_point") or {}
+    if all(isinstance(rp.get(o), (int, float)) for o in run.objectives):
+        return min_form(np.array([rp[o] for o in run.objectives], dtype=float), run.signs)
+    F = min_form(require_ok(run)[run.objectives].to_numpy(), run.signs)
+    hi, lo = F.max(axis=0), F.min(axis=0)
+    span = np.where(hi > lo, hi - lo, np.abs(hi))
+    return hi + 0.1 * np.where(span > 0, span, 1.0)
+
+
+def hypervolume_by_generation(run: RunData) -> pd.DataFrame:
+    """Columns generation, hv, front_size, source: summary.json when it has hv, else recomputed."""
+    gens = run.summary.get("generations") or []
+    if gens and all(isinstance(g.get("hv"), (int, float)) for g in gens):
+        return pd.DataFrame({"generation": [int(g["generation"]) for g in gens],
+                             "hv": [float(g["hv"]) for g in gens],
+                             "front_size": [g.get("front_size") for g in gens], "source": "summary.json"})
+    ok = require_ok(run)
+    ref = reference_point(run)
+    indicator = HV(ref_point=ref)
+    F = min_form(ok[run.objectives].to_numpy(), run.signs)
+    g_of = ok["generation"].to_numpy()
+    out = []
+    nds = NonDominatedSorting()
+    for g in sorted(set(g_of.tolist())):
+        sub = F[g_of <= g]
+        sub = sub[np.all(sub < ref, axis=1)]  # points beyond the reference add no volume
+        front = sub[nds.do(sub, only_non_dominated_front=True)] if len(sub) else sub
+        out.append({"generation": int(g), "hv": float(indicator(front)) if len(front) else 0.0,
+                    "front_size": int(len(front)), "source": "recomputed"})
+    return pd.DataFrame(out)

@@ -1,0 +1,167 @@
+"""`paretosched analyse RUN`: CSV tables and one self-contained report.html.
+
+Writes into `<run_dir>/analysis/` (or `out`): front.csv (front points, picks marked),
+picks.csv, clusters.csv, lasso.csv, hypervolume.csv, notes.txt and report.html. Degenerate
+runs (one front point, identical points, tiny clusters) give notes in the report, never an
+exception; only user mistakes raise `UserError`.
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from paretosched.analysis import figures
+from paretosched.analysis.drivers import Clustering, cluster, lasso_table
+from paretosched.analysis.front import Pick, front_of, hypervolume_by_generation, min_form, scaled, standard_picks
+from paretosched.analysis.rundata import RunData, load_run
+from paretosched.errors import UserError
+
+
+def final_population(run: RunData, notes: list[str]) -> pd.DataFrame:
+    """Successful members of population.json's population (the front when it is missing)."""
+    ok = run.search_ok()
+    pop = run.population or {}
+    ids = [int(i) for i in pop.get("eval_ids") or [] if int(i) in ok.index]
+    if not ids:
+        notes.append("population.json missing or empty: the front stands in for the final population")
+        return front_of(run)
+    if not pop.get("final", False):
+        notes.append(f"the run is not finished: population of generation {pop.get('generation')} used")
+    return ok.loc[list(dict.fromkeys(ids))]
+
+
+def _clustering(run: RunData, points: pd.DataFrame, eps: float | None, min_samples: int | None) -> Clustering:
+    if eps is not None and eps <= 0:
+        raise UserError(f"eps must be > 0 (got {eps})")
+    if min_samples is not None and min_samples < 1:
+        raise UserError(f"min_samples must be >= 1 (got {min_samples})")
+    S = scaled(min_form(points[run.objectives].to_numpy(), run.signs))
+    return cluster(S, eps=eps, min_samples=min_samples)
+
+
+def _front_table(run: RunData, front: pd.DataFrame, picks: list[Pick]) -> pd.DataFrame:
+    marks: dict[int, list[str]] = {}
+    for p in picks:
+        marks.setdefault(p.eval_id, []).append(p.name)
+    t = front[["eval_id", "generation", *run.genes, *run.objectives]].copy()
+    t.insert(0, "index", range(len(t)))
+    t["picks"] = [";".join(marks.get(int(e), [])) for e in t["eval_id"]]
+    return t.reset_index(drop=True)
+
+
+def _picks_table(run: RunData, front: pd.DataFrame, picks: list[Pick]) -> pd.DataFrame:
+    pos = {int(e): i for i, e in enumerate(front["eval_id"])}
+    rows = []
+    for p in picks:
+        # values straight from the log row: a Series row would coerce ints to floats
+        row = run.rows[p.eval_id]
+        genome = row.get("genome") or {}
+        rows.append({"pick": p.name, "eval_id": p.eval_id, "index": pos[p.eval_id],
+                     **{o: row["objectives"][o] for o in run.objectives}, **{g: genome.get(g) for g in run.genes},
+                     "note": p.note})
+    return pd.DataFrame(rows)
+
+
+def analyse(run_dir: str, out: str | None = None, on: str = "front", eps: float | None = None,
+            min_samples: int | None = None) -> Path:
+    """Analyse a run directory; returns the folder holding the CSV tables and report.html.
+
+    `on` chooses what DBSCAN clusters: "front" (the Pareto front) or "population" (the final
+    population). `eps`/`min_samples` override the automatic DBSCAN settings.
+    """
+    if on not in ("front", "population"):
+        raise UserError(f"on must be 'front' or 'population' (got {on!r})")
+    run = load_run(run_dir)
+    notes = list(run.notes)
+    front = front_of(run)  # UserError when no successful search evaluation exists
+    picks = standard_picks(run, front)
+    notes += [f"pick {p.name}: {p.note}" for p in picks if "fell back" in p.note]
+    if len(front) == 1:
+        notes.append("the front has a single point: every pick is that point")
+    population = final_population(run, notes)
+    points = front if on == "front" else population
+    clus = _clustering(run, points, eps, min_samples)
+    notes += clus.notes
+    lasso, lasso_notes = lasso_table(points, clus.labels, run.genes, run.objectives)
+    notes += lasso_notes
+    hv = hypervolume_by_generation(run)
+    x, y = run.objectives[0], run.objectives[1]
+    if len(run.objectives) > 2:
+        notes.append(f"{len(run.objectives)} objectives: 2-D figures show {x} and {y}")
+    n_failed = int(((run.frame["kind"] == "search") & (run.frame["status"] != "ok")).sum())
+    if n_failed:
+        notes.append(f"{n_failed} failed search evaluation(s) are left out of every table and figure")
+
+    dest = Path(out) if out else run.run_dir / "analysis"
+    dest.mkdir(parents=True, exist_ok=True)
+    front_t = _front_table(run, front, picks)
+    picks_t = _picks_table(run, front, picks)
+    clusters_t = points[["eval_id", *run.objectives]].reset_index(drop=True)
+    clusters_t.insert(1, "cluster", clus.labels)
+    front_t.to_csv(dest / "front.csv", index=False)
+    picks_t.to_csv(dest / "picks.csv", index=False)
+    clusters_t.to_csv(dest / "clusters.csv", index=False)
+    lasso.to_csv(dest / "lasso.csv", index=False)
+    hv.to_csv(dest / "hypervolume.csv", index=False)
+    (dest / "notes.txt").write_text("".join(n + "\n" for n in notes), encoding="utf-8")
+
+    what = "Pareto front" if on == "front" else "final population"
+    baselines = run.frame[(run.frame["kind"] == "baseline") & (run.frame["status"] == "ok")]
+    figs: list[tuple[str, go.Figure]] = [
+        ("Progress towards the front (Kell et al. fig. 3)", figures.progress(run.search_ok(), front, baselines, x, y)),
+        ("Hypervolume convergence", figures.hypervolume(hv)),
+        (f"Clusters of the {what} (fig. 4a)", figures.clusters(points, clus.labels, x, y, what)),
+    ]
+    for obj in run.objectives:
+        if (lasso["objective"].eq(obj) & lasso["feature"].ne("")).any():
+            figs.append((f"What drives {obj} (figs. 4b, 5)", figures.lasso_bars(lasso, obj)))
+    vio = figures.violins(population, run.genes)
+    if vio is not None:
+        figs.append(("Numeric genes in the final population (fig. 6)", vio))
+    for g in run.genes.values():
+        if not g.numeric:
+            figs.append((f"{g.path} per cluster (figs. 8-10)", figures.categorical_shares(points, clus.labels, g)))
+    tables = [("Picks", picks_t), ("Pareto front", front_t), ("Lasso fits", _lasso_summary(lasso))]
+    (dest / "report.html").write_text(_html(run, notes, figs, tables, clus, what), encoding="utf-8")
+    return dest
+
+
+def _lasso_summary(lasso: pd.DataFrame) -> pd.DataFrame:
+    return (lasso.groupby(["cluster", "objective"], sort=True)
+            .agg(n=("n", "first"), method=("method", "first"), r2=("r2", "first"), alpha=("alpha", "first"),
+                 note=("note", "first")).reset_index())
+
+
+def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure]], tables: list[tuple[str, pd.DataFrame]],
+          clus: Clustering, what: str) -> str:
+    esc = html.escape
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>paretosched report: {esc(run.study_name)}</title>",
+        "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+        "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}.notes li{color:#8a4b00}</style></head><body>",
+        f"<h1>Study {esc(run.study_name)}</h1>",
+        f"<p>Run directory: <code>{esc(str(run.run_dir))}</code>; generated "
+        f"{esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}.</p>",
+        f"<p>Objectives: {esc(', '.join(f'{o} ({s})' for o, s in zip(run.objectives, run.senses)))}. "
+        f"{len(run.search_ok())} successful search evaluations; DBSCAN on the {esc(what)} "
+        f"(eps {clus.eps:.4g}, min_samples {clus.min_samples}, label -1 = noise).</p>",
+        "<h2>Notes</h2><ul class='notes'>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
+        if notes else "",
+    ]
+    for title, table in tables[:1]:
+        parts.append(f"<h2>{esc(title)}</h2>" + table.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}"))
+    for i, (title, fig) in enumerate(figs):
+        # plotly.js is inlined once, with the first figure; the others reuse it
+        parts.append(f"<h2>{esc(title)}</h2>")
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0), default_height="480px"))
+    for title, table in tables[1:]:
+        parts.append(f"<h2>{esc(title)}</h2>" + table.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}"))
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,198 @@
+"""Load a run directory (docs/rundir.md) into one tidy table for the analysis layer.
+
+`load_run(run_dir)` returns a `RunData`: the raw log rows by eval id (exact JSON values, used
+for export so numbers round-trip bit for bit) and a pandas frame with one row per evaluation:
+meta columns (`eval_id`, `kind`, `generation`, `name`, `status`, `recheck_of`), one column per
+gene (its dotted path), one per objective and one per other recorded metric (metric names).
+
+The resolved `study.yaml` is read here with the safe loader rather than through
+`paretosched.search.study.load_study`: that function re-resolves the study (imports a custom
+evaluator, re-validates genes against the base config), which analysis does not need and which
+would make analysing an old run fail when, say, an evaluator module is no longer importable.
+Analysis only needs the study's name, objectives and gene types.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from paretosched.errors import UserError
+from paretosched.yamlio import read_yaml
+
+META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
+
+
+@dataclass(frozen=True)
+class GeneInfo:
+    """What analysis needs of a study gene: its type, log flag and range or values."""
+
+    path: str
+    type: str  # float | int | bool | choice
+    log: bool = False
+    low: float | None = None
+    high: float | None = None
+    values: list[Any] | None = None
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in ("float", "int")
+
+
+@dataclass
+class RunData:
+    run_dir: Path
+    study_name: str
+    objectives: list[str]
+    senses: list[str]  # "min" | "max", one per objective
+    genes: dict[str, GeneInfo]
+    rows: dict[int, dict[str, Any]]  # eval_id -> the log row exactly as parsed from JSON
+    frame: pd.DataFrame
+    summary: dict[str, Any] = field(default_factory=dict)
+    population: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def signs(self) -> np.ndarray:
+        """+1 for minimised, -1 for maximised objectives: minimisation form = sign * value."""
+        return np.array([1.0 if s == "min" else -1.0 for s in self.senses])
+
+    @property
+    def metric_columns(self) -> list[str]:
+        """Every recorded metric (objectives first), as frame columns."""
+        skip = set(META_COLUMNS) | set(self.genes)
+        return [c for c in self.frame.columns if c not in skip]
+
+    def search_ok(self) -> pd.DataFrame:
+        """Successful search evaluations: what the front and the clusters are made of."""
+        f = self.frame
+        return f[(f["kind"] == "search") & (f["status"] == "ok")]
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """Parse evaluations.jsonl, dropping a torn last line (a run killed mid-append)."""
+    rows: list[dict[str, Any]] = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                break  # torn tail: documented as the only possible damage
+            raise UserError(f"{path}:{i + 1}: not a JSON line (the log is damaged)") from None
+    return rows
+
+
+def _objectives(study: dict[str, Any], summary: dict[str, Any]) -> tuple[list[str], list[str]]:
+    raw = summary.get("objectives") or study.get("objectives") or []
+    names: list[str] = []
+    senses: list[str] = []
+    for o in raw:  # forms: "energy_kwh", {"max": "utilisation"}, {"name": ..., "sense": ...}
+        if isinstance(o, str):
+            names.append(o)
+            senses.append("min")
+        elif isinstance(o, dict) and "name" in o:
+            names.append(str(o["name"]))
+            senses.append(str(o.get("sense", "min")))
+        elif isinstance(o, dict) and len(o) == 1 and next(iter(o)) in ("min", "max"):
+            sense, name = next(iter(o.items()))
+            names.append(str(name))
+            senses.append(sense)
+    return names, senses
+
+
+def _genes(study: dict[str, Any]) -> dict[str, GeneInfo]:
+    out: dict[str, GeneInfo] = {}
+    for path, g in (study.get("search") or {}).items():
+        if not isinstance(g, dict):
+            continue
+        out[path] = GeneInfo(path=path, type=str(g.get("type", "float")), log=bool(g.get("log", False)),
+                             low=g.get("low"), high=g.get("high"), values=g.get("values"))
+    return out
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _tidy(rows: list[dict[str, Any]], genes: dict[str, GeneInfo], objectives: list[str]) -> pd.DataFrame:
+    records: list[dict[str, Any]] = []
+    for r in rows:
+        rec: dict[str, Any] = {k: r.get(k) for k in META_COLUMNS}
+        genome = r.get("genome") or {}
+        for g in genes:
+            rec[g] = genome.get(g)
+        objs = r.get("objectives") or {}
+        for o in objectives:
+            v = objs.get(o)
+            rec[o] = float(v) if isinstance(v, (int, float)) else math.nan
+        for k, v in (r.get("metrics") or {}).items():
+            if k not in rec and isinstance(v, (int, float)):
+                rec[k] = float(v)
+        records.append(rec)
+    frame = pd.DataFrame.from_records(records)
+    if frame.empty:
+        frame = pd.DataFrame(columns=[*META_COLUMNS, *genes, *objectives])
+    frame["generation"] = pd.to_numeric(frame["generation"], errors="coerce").fillna(-1).astype(int)
+    frame["eval_id"] = frame["eval_id"].astype(int)
+    return frame.set_index("eval_id", drop=False).rename_axis(None)
+
+
+def load_run(run_dir: str | Path) -> RunData:
+    """Read a run directory; a missing directory or log is a one-line UserError."""
+    d = Path(run_dir)
+    if not d.is_dir():
+        raise UserError(f"{d}: run directory not found")
+    log = d / "evaluations.jsonl"
+    if not log.is_file():
+        raise UserError(f"{d}: not a run directory (no evaluations.jsonl)")
+    study_path = d / "study.yaml"
+    study = read_yaml(study_path) if study_path.is_file() else {}
+    if not isinstance(study, dict):
+        raise UserError(f"{study_path}: expected a mapping (the resolved study)")
+    summary = _read_json(d / "summary.json") or {}
+    population = _read_json(d / "population.json")
+    notes: list[str] = []
+    if not study_path.is_file():
+        notes.append("study.yaml is missing: gene types are guessed from the values")
+    names, senses = _objectives(study, summary)
+    rows = read_log(log)
+    genes = _genes(study)
+    if not genes:  # no study: take every genome key, typed by its values
+        keys = sorted({k for r in rows for k in (r.get("genome") or {})})
+        for k in keys:
+            vals = [r["genome"][k] for r in rows if k in (r.get("genome") or {})]
+            numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+            genes[k] = GeneInfo(path=k, type="float" if numeric else "choice")
+    if len(names) < 2:
+        obj_keys = [k for r in rows for k in (r.get("objectives") or {})]
+        names = list(dict.fromkeys(obj_keys))
+        senses = ["min"] * len(names)
+    if len(names) < 2:
+        raise UserError(f"{d}: cannot tell the objectives (need at least two, in summary.json or study.yaml)")
+    name = str(summary.get("study") or study.get("name") or d.name)
+    frame = _tidy(rows, genes, names)
+    by_id = {int(r["eval_id"]): r for r in rows}
+    return RunData(run_dir=d.resolve(), study_name=name, objectives=names, senses=senses, genes=genes,
+                   rows=by_id, frame=frame, summary=summary, population=population, notes=notes)
+
+
+def require_ok(run: RunData) -> pd.DataFrame:
+    """The successful search evaluations, or a UserError when there are none."""
+    ok = run.search_ok()
+    if ok.empty:
+        n = int((run.frame["kind"] == "search").sum())
+        raise UserError(f"{run.run_dir}: no successful search evaluations ({n} search evaluations logged, all failed)"
+                        if n else f"{run.run_dir}: no search evaluations logged yet")
+    return ok

@@ -1,0 +1,89 @@
+"""SWF reading, windows, skips, enrichment."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from paretosched.errors import UserError
+from paretosched.sim.workload import ACCURACY_PROBS, ACCURACY_VALUES, build_jobs, read_swf
+
+HEADER = "; Version: 2.2\n; MaxProcs: 8\n"
+
+
+def _line(jid, submit, run, alloc, req_procs, req_time, req_mem=-1, used_mem=-1):
+    f = [jid, submit, 0, run, alloc, -1, used_mem, req_procs, req_time, req_mem, 1, 1, 1, -1, 1, 1, -1, -1]
+    return " ".join(str(x) for x in f) + "\n"
+
+
+def _write(tmp_path, lines, gz=False, name="t.swf"):
+    p = tmp_path / (name + (".gz" if gz else ""))
+    text = HEADER + "".join(lines)
+    if gz:
+        with gzip.open(p, "wt") as fh:
+            fh.write(text)
+    else:
+        p.write_text(text)
+    return p
+
+
+def test_window_and_fallbacks(tmp_path):
+    lines = [_line(1, 100, 50, 4, -1, 100), _line(2, 160, 30, 2, 3, -1, req_mem=2048),
+             _line(3, 170, 10, 1, 1, 20, used_mem=1024), _line(4, 200, 5, 1, 1, 10)]
+    p = _write(tmp_path, lines, gz=True)
+    raw = read_swf(p, first_job=1, n_jobs=2)
+    assert raw.job_id == [2, 3]
+    jobs, rep = build_jobs(raw, "trace", 2.0, np.random.default_rng(0))
+    j2, j3 = jobs
+    assert (j2.submit, j3.submit) == (0.0, 10.0)        # relative to the window's first job
+    assert j2.size == 3 and j2.req_time == 30            # requested procs; requested time falls back to run
+    assert j2.mem == 2.0 and j3.mem == 1.0               # KB -> MB, requested else used
+    assert j2.ops == 30 * 2.0 and j3.req_ops == 20 * 2.0  # operations at the reference speed
+    assert 4 <= j2.bw <= 24
+    assert rep.loaded == 2 and rep.lines == 2
+
+
+def test_allocated_procs_fallback_and_skips(tmp_path):
+    lines = [_line(1, 0, 50, 4, -1, 100), _line(2, 1, -1, 2, 2, 10), _line(3, 2, 5, -1, -1, 10),
+             _line(4, 3, 5, 64, 64, 10)]
+    raw = read_swf(_write(tmp_path, lines))
+    jobs, rep = build_jobs(raw, "trace", 1.0, np.random.default_rng(0), fits=lambda size, mem: size <= 8)
+    assert [j.id for j in jobs] == [1] and jobs[0].size == 4
+    assert rep.skipped == {"run_time_negative": 1, "size_not_positive": 1, "larger_than_platform": 1}
+
+
+@pytest.mark.parametrize("bad,msg", [
+    ("1 2 3\n", ":3: expected 18 SWF fields, got 3"),
+    (_line(1, 0, 5, 1, 1, 10).replace(" 5 ", " x5 ", 1), ":3: field 4 (run time) is not a number: 'x5'"),
+])
+def test_malformed_line_names_file_and_line(tmp_path, bad, msg):
+    p = _write(tmp_path, [bad], name=f"bad{len(bad)}.swf")
+    with pytest.raises(UserError) as e:
+        read_swf(p)
+    assert str(e.value) == f"{p}{msg}"
+
+
+def test_missing_trace(tmp_path):
+    with pytest.raises(UserError, match="trace file not found"):
+        read_swf(tmp_path / "nope.swf")
+
+
+def test_hdeeprm_accuracy_distribution_per_job(tmp_path):
+    # same profile for every job: HDeepRM drew U once per profile; we draw per job
+    lines = [_line(i, i, 100, 1, 1, 1000) for i in range(1, 20001)]
+    raw = read_swf(_write(tmp_path, lines, gz=True))
+    jobs, _ = build_jobs(raw, "hdeeprm", 1.0, np.random.default_rng(42))
+    u = np.array([j.ops / 1000.0 for j in jobs])
+    assert len(set(np.round(u, 2))) == 25
+    assert np.mean(u > 1.0) == pytest.approx(0.20, abs=0.01)   # about 20% overrun their request
+    assert np.mean(np.isclose(u, 0.05)) == pytest.approx(0.15, abs=0.01)
+    expected_mean = float(np.dot(ACCURACY_VALUES, ACCURACY_PROBS))
+    assert u.mean() == pytest.approx(expected_mean, rel=0.02)
+    assert set(j.bw for j in jobs) <= {4.0, 8.0, 12.0, 16.0, 20.0, 24.0}
+
+
+def test_accuracy_table_is_a_distribution():
+    assert len(ACCURACY_VALUES) == len(ACCURACY_PROBS) == 25
+    assert sum(ACCURACY_PROBS) == pytest.approx(1.0)

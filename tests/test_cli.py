@@ -1,0 +1,101 @@
+"""The command line: tables, JSON, output files, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from paretosched.cli import main
+
+CONFIG = """platform: gaia-mini
+workload: {path: builtin:hpc2n-3k.swf.gz, n_jobs: 200}
+scheduler: {job_policy: shortest, resource_policy: high_gflops, backfilling: easy}
+"""
+
+
+@pytest.fixture
+def config(tmp_path):
+    p = tmp_path / "cfg.yaml"
+    p.write_text(CONFIG)
+    return p
+
+
+def test_simulate_json_and_out(config, tmp_path, capsys):
+    assert main(["simulate", str(config), "--json", "--out", str(tmp_path / "o")]) == 0
+    m = json.loads(capsys.readouterr().out)
+    for key in ("energy_kwh", "makespan_s", "mean_wait_s", "mean_slowdown", "mean_bsld", "utilisation", "n_jobs"):
+        assert key in m
+    assert m["n_jobs"] == 200
+    lines = (tmp_path / "o" / "jobs.csv").read_text().splitlines()
+    assert lines[0].startswith("seed,job_id,submit_s,start_s,end_s,cores")
+    assert len(lines) == 201
+    assert json.loads((tmp_path / "o" / "metrics.json").read_text())["metrics"] == m
+
+
+def test_simulate_overrides_and_seeds(config, capsys):
+    assert main(["simulate", str(config), "--json", "--n-jobs", "50", "--seeds", "1,2"]) == 0
+    mean = json.loads(capsys.readouterr().out)
+    assert mean["n_jobs"] == 50
+    ones = []
+    for s in ("1", "2"):
+        main(["simulate", str(config), "--json", "--n-jobs", "50", "--seed", s])
+        ones.append(json.loads(capsys.readouterr().out))
+    assert mean["energy_j"] == pytest.approx((ones[0]["energy_j"] + ones[1]["energy_j"]) / 2, rel=1e-15)
+
+
+def test_simulate_table(config, capsys):
+    assert main(["simulate", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "energy (kWh)" in out and "mean bounded slowdown" in out and "200 loaded" in out
+
+
+def _bad(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("setup,expected", [
+    (lambda t: _bad(t, "a.yaml", CONFIG.replace("shortest", "quickest")),
+     "scheduler.job_policy: Input should be"),
+    (lambda t: _bad(t, "b.yaml", CONFIG.replace("gaia-mini", "gaia-maxi")), "unknown platform 'gaia-maxi'"),
+    (lambda t: _bad(t, "c.yaml", CONFIG.replace("builtin:hpc2n-3k.swf.gz", "missing.swf")), "missing.swf: trace file not found"),
+    (lambda t: t / "nowhere.yaml", "nowhere.yaml: file not found"),
+    (lambda t: _bad(t, "d.yaml", CONFIG + "extra: 1\n"), "d.yaml: extra: unknown key"),
+    (lambda t: _bad(t, "e.yaml", "platform: [\n"), "e.yaml:2: invalid YAML"),
+])
+def test_bad_input_one_line_exit_2(tmp_path, capsys, setup, expected):
+    assert main(["simulate", str(setup(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert expected in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("content,expected", [
+    ("1 0 0 5 1\n", "t.swf:1: expected 18 SWF fields, got 5"),
+    ("1 0 0 abc 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1\n", "t.swf:1: field 4 (run time) is not a number: 'abc'"),
+])
+def test_bad_trace_in_subprocess(tmp_path, content, expected):
+    (tmp_path / "t.swf").write_text(content)
+    cfg = _bad(tmp_path, "cfg.yaml", CONFIG.replace("builtin:hpc2n-3k.swf.gz", "t.swf"))
+    proc = subprocess.run([sys.executable, "-m", "paretosched.cli", "simulate", str(cfg)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert expected in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_platform_show(capsys):
+    assert main(["platform", "show", "gaia"]) == 0
+    out = capsys.readouterr().out
+    assert "153 nodes, 342 processors, 2280 cores" in out
+
+
+def test_simulate_imports_stay_lean():
+    code = ("import sys; from paretosched.cli import main; import paretosched.commands.simulate, paretosched.sim.run;"
+            "print(sorted(m for m in ('pandas','plotly','pymoo','sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
