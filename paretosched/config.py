@@ -113,6 +113,7 @@ class SimConfig(Strict):
     model: ModelSpec = Field(default_factory=ModelSpec)
     scheduler: SchedulerSpec = Field(default_factory=ClassicScheduler)
     seed: int = Field(0, ge=0)
+    timeline: bool = Field(False, description="record power/state/queue timelines (slower)")
     provenance: dict[str, Any] | None = Field(None, description="written by export; ignored by the twin")
 
     def resolved(self, base_dir: str | Path) -> SimConfig:

@@ -14,7 +14,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "mean_turnaround_s", "median_turnaround_s",
     "mean_slowdown", "median_slowdown", "p95_slowdown", "max_slowdown",
     "mean_bsld", "median_bsld", "p95_bsld", "max_bsld",
-    "utilisation", "n_jobs",
+    "utilisation", "n_jobs", "n_boots", "boot_energy_kwh",
 )
 
 
@@ -42,7 +42,8 @@ def _stats(prefix: str, vals: list[float], suffix: str = "", with_p95: bool = Tr
     return out
 
 
-def compute_metrics(jobs: list[Any], energy_j: float, n_cores: int) -> dict[str, float]:
+def compute_metrics(jobs: list[Any], energy_j: float, n_cores: int, boots: int = 0,
+                    boot_energy_j: float = 0.0) -> dict[str, float]:
     """Energy, makespan (last end - first submit), wait, turnaround, slowdown, bounded slowdown, utilisation."""
     if not jobs:
         return {k: 0.0 for k in METRIC_NAMES}
@@ -66,6 +67,8 @@ def compute_metrics(jobs: list[Any], energy_j: float, n_cores: int) -> dict[str,
         "mean_power_w": energy_j / makespan if makespan > 0 else 0.0,
         "utilisation": busy / (n_cores * makespan) if makespan > 0 else 0.0,
         "n_jobs": float(len(jobs)),
+        "n_boots": float(boots),
+        "boot_energy_kwh": boot_energy_j / J_PER_KWH,
     }
     m.update(_stats("wait", waits, "_s"))
     m.update(_stats("turnaround", turns, "_s", with_p95=False))

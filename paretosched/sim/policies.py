@@ -12,7 +12,7 @@ import math
 import random
 from typing import Any, Callable
 
-from paretosched.sim.state import ProcState
+from paretosched.sim.state import NodeState, ProcState
 
 Alloc = list[tuple[ProcState, int]]
 
@@ -74,8 +74,10 @@ class JobSelector:
 class ResourceSelector:
     """Ranks processors for one job and takes free cores from them in that order."""
 
-    def __init__(self, name: str, procs: list[ProcState], rng: random.Random, bw_cap: float | None) -> None:
+    def __init__(self, name: str, procs: list[ProcState], rng: random.Random, bw_cap: float | None,
+                 prefer_on: bool = False) -> None:
         self.name = name
+        self.prefer_on = prefer_on
         self.procs = procs
         self.rng = rng
         self.bw_cap = bw_cap
@@ -88,6 +90,13 @@ class ResourceSelector:
             self._static = None
 
     def ranked(self) -> list[ProcState]:
+        ranked = self._rank()
+        if self.prefer_on:
+            # with node switch-off, cores of running nodes first, then booting, then off ones
+            ranked = sorted(ranked, key=_power_rank)
+        return ranked
+
+    def _rank(self) -> list[ProcState]:
         name = self.name
         if self._static is not None:
             return self._static
@@ -123,7 +132,16 @@ class ResourceSelector:
             return None
         self.rng.shuffle(pool)
         order = list(dict.fromkeys(pool))
+        if self.prefer_on:
+            order.sort(key=_power_rank)
         return _take(order, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)
+
+
+_POWER_RANK = {NodeState.ON: 0, NodeState.BOOTING: 1, NodeState.OFF: 2}
+
+
+def _power_rank(p: ProcState) -> int:
+    return _POWER_RANK[p.node.power_state]
 
 
 def _take(ranked: list[ProcState], job: Any, limits: dict[int, int] | None,

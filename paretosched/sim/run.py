@@ -32,6 +32,8 @@ class RunResult:
     jobs: list[dict[str, Any]] = field(default_factory=list)
     reservations: dict[int, float] = field(default_factory=dict)
     decisions: int = 0
+    energy_unattributed_j: float = 0.0   # idle processors, off and booting nodes (with record_jobs)
+    timeline: dict[str, Any] | None = None  # pandas frames `timeline` and `overuse` (with timeline)
 
 
 def trace_path(ref: str) -> str:
@@ -80,7 +82,7 @@ def _fits_factory(platform: Platform):
 
 
 def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
-             prepared: Prepared | None = None) -> RunResult:
+             prepared: Prepared | None = None, timeline: bool | None = None) -> RunResult:
     """Run `cfg` with `seed` (default cfg.seed); same inputs, same numbers, bit for bit."""
     prep = prepared if prepared is not None else prepare(cfg)
     run_seed = cfg.seed if seed is None else seed
@@ -90,14 +92,18 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
     platform = prep.platform
     jobs, report = build_jobs(prep.raw, cfg.workload.mode, platform.ref_speed,
                               np.random.default_rng(ss_workload), _fits_factory(platform))
-    twin = Twin(platform, jobs, cfg.model, cfg.scheduler, record=record_jobs)
+    want_timeline = cfg.timeline if timeline is None else timeline
+    twin = Twin(platform, jobs, cfg.model, cfg.scheduler, record=record_jobs, timeline=want_timeline)
     twin.decide = build_scheduler(twin, cfg.scheduler, make_rng(ss_sched)).decide
     twin.run()
-    metrics = compute_metrics(twin.done, twin.energy, platform.n_cores)
+    metrics = compute_metrics(twin.done, twin.energy, platform.n_cores, twin.boots, twin.boot_energy)
     out = RunResult(metrics, _load_dict(report), decisions=twin.decisions)
     if record_jobs:
         out.jobs = job_records(twin.done)
         out.reservations = dict(twin.reservations)
+        out.energy_unattributed_j = twin.unattr_energy
+    if twin.timeline is not None:
+        out.timeline = twin.timeline.frames()
     return out
 
 

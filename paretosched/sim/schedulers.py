@@ -21,7 +21,7 @@ class ClassicScheduler:
     def __init__(self, twin: Twin, job_policy: str, resource_policy: str, backfilling: str,
                  rng: random.Random, bw_cap: float | None = None) -> None:
         self.jsel = JobSelector(job_policy, rng)
-        self.rsel = ResourceSelector(resource_policy, twin.procs, rng, bw_cap)
+        self.rsel = ResourceSelector(resource_policy, twin.procs, rng, bw_cap, prefer_on=twin.switch_off)
         self.easy = backfilling == "easy"
 
     def decide(self, twin: Twin) -> None:

@@ -49,7 +49,7 @@ class NodeState:
 class ProcState:
     __slots__ = ("idx", "node", "ptype", "ncores", "first_core", "free", "gflops", "speed",
                  "core_w", "busy_w", "bw_cap", "bw_used", "factor", "busy", "groups", "power",
-                 "p2_w", "p3_w", "over_since")
+                 "p2_w", "p3_w", "over_since", "t_acc")
 
     def __init__(self, idx: int, node: NodeState, ptype: str, ncores: int, first_core: int,
                  gflops: float, freq: float, core_w: float, busy_w: float, bw_cap: float,
@@ -74,6 +74,7 @@ class ProcState:
         self.p3_w = p3 * core_w
         self.power = ncores * self.p3_w
         self.over_since = -1.0
+        self.t_acc = 0.0
 
     def idle_power(self) -> float:
         return self.ncores * self.p3_w

@@ -1,9 +1,10 @@
 """The SimPy digital twin: jobs arrive, a scheduler places them on cores, cores change P-state.
 
 Event-driven, with no periodic ticks: the only events are job arrivals (one per distinct
-submit time), job completions, and one coalesced scheduling decision per instant in which
-something happened. Per-event work is proportional to what changed (the processors a job
-touches and the jobs sharing them), never to the number of jobs or cores.
+submit time), job completions, node idle timeouts and boots, and one coalesced scheduling
+decision per instant in which something happened. Per-event work is proportional to what
+changed (the processors a job touches and the jobs sharing them), never to the number of jobs
+or cores.
 
 Model (DESIGN.md, thesis 3.1.2): a busy core runs at its peak x DVFS factor x interference
 factor (P0 = 1; P1 = `p1_speed` while its processor's summed bandwidth demand exceeds the
@@ -11,6 +12,11 @@ capacity, or capacity/demand under `proportional`); an idle core of a busy proce
 `p2_power` of its full power, a core of an idle processor `p3_power`. A job ends when its
 slowest core has done its operations; remaining work is recomputed whenever a speed changes.
 Energy is the exact integral of the piecewise-constant total power.
+
+Node power states (off unless `power_off_idle_s` is set): a node idle for that long switches
+off and draws `off_w`; a job given cores on an off node waits while it boots (`boot_s`,
+`boot_j` drawn evenly over the boot). Its cores are reserved at once, so nothing else can take
+them, and the job starts when its last node is up.
 """
 
 from __future__ import annotations
@@ -22,13 +28,16 @@ import simpy
 
 from paretosched.sim.platform import Platform
 from paretosched.sim.state import Group, NodeState, ProcState, build_state
+from paretosched.sim.timeline import Timeline
+
+ON, OFF, BOOTING = NodeState.ON, NodeState.OFF, NodeState.BOOTING
 
 
 class Twin:
-    """One simulation run. Build it, attach a scheduler with `decide(twin)`, call `run()`."""
+    """One simulation run. Build it, set `decide` to a scheduler's decision function, call `run()`."""
 
     def __init__(self, platform: Platform, jobs: list[Any], model: Any, levers: Any,
-                 record: bool = False) -> None:
+                 record: bool = False, timeline: bool = False) -> None:
         self.platform = platform
         self.jobs = jobs
         self.env = simpy.Environment()
@@ -41,35 +50,74 @@ class Twin:
         self.done: list[Any] = []
         self.free_total = platform.n_cores
         self.power = sum(p.power for p in self.procs)
-        self.idle_floor_w = self.power
         self.energy = 0.0
         self.t_energy = 0.0
-        self.busy_core_s = 0.0
         self.record = record
+        # energy not attributed to any job: idle processors, off and booting nodes (record mode)
+        self.unattr_power = self.power if record else 0.0
+        self.unattr_energy = 0.0
+        self.boot_energy = 0.0
+        self.boots = 0
         self.reservations: dict[int, float] = {}
         self.decide: Callable[[Twin], None] = lambda twin: None
         self._decision_pending = False
         self.decisions = 0
+        self.timeline = Timeline(self) if timeline else None
+        self._finished = self.env.event()
+        self.off_after = levers.power_off_idle_s
+        self.min_nodes_on = levers.min_nodes_on
+        self.nodes_on = len(self.nodes)
+        for node in self.nodes:
+            if levers.boot_s is not None:
+                node.boot_s = levers.boot_s
+            if levers.boot_j is not None:
+                node.boot_j = levers.boot_j
+            if levers.off_w is not None:
+                node.off_w = levers.off_w
+        if record:
+            for p in self.procs:
+                p.t_acc = 0.0
 
     # -- time and energy -------------------------------------------------------------------
     @property
     def now(self) -> float:
         return self.env.now
 
+    @property
+    def switch_off(self) -> bool:
+        return self.off_after is not None
+
     def _accumulate(self) -> None:
         now = self.env.now
         dt = now - self.t_energy
         if dt > 0:
             self.energy += self.power * dt
+            if self.record:
+                self.unattr_energy += self.unattr_power * dt
+            if self.timeline is not None:
+                self.timeline.segment(self.t_energy, now)
             self.t_energy = now
 
-    def _set_proc_power(self, p: ProcState) -> None:
+    def _set_proc_power(self, p: ProcState, was_idle: bool) -> None:
         if p.busy:
             new = p.busy * p.busy_w + (p.ncores - p.busy) * p.p2_w
         else:
             new = p.ncores * p.p3_w
+        if self.record:
+            self.unattr_power += (new if not p.busy else 0.0) - (p.power if was_idle else 0.0)
         self.power += new - p.power
         p.power = new
+
+    def _attribute(self, p: ProcState) -> None:
+        """Charge `p`'s energy since its last change to the jobs on it (record mode only)."""
+        now = self.env.now
+        dt = now - p.t_acc
+        if dt > 0 and p.busy:
+            idle_share = (p.ncores - p.busy) * p.p2_w * dt / len(p.groups)
+            busy_w_dt = p.busy_w * dt
+            for g in p.groups:
+                g.job.energy += len(g.cores) * busy_w_dt + idle_share
+        p.t_acc = now
 
     def _factor(self, p: ProcState) -> float:
         used = p.bw_used
@@ -79,17 +127,17 @@ class Twin:
             return self.p1_speed
         return p.bw_cap / used
 
-    def _refresh_speed(self, p: ProcState, skip: Group | None = None) -> None:
+    def _refresh_speed(self, p: ProcState) -> None:
         """Re-time every job part on `p` after its interference factor may have changed."""
         f = self._factor(p)
         if f == p.factor:
             return
+        if self.timeline is not None:
+            self.timeline.factor_change(p, p.factor, f)
         p.factor = f
         now = self.env.now
         speed = p.speed * f
         for g in p.groups:
-            if g is skip:
-                continue
             if g.rem > 0:
                 g.rem -= g.speed * (now - g.t_last)
                 if g.rem <= 0:
@@ -115,32 +163,69 @@ class Twin:
 
     # -- starting and ending jobs --------------------------------------------------------
     def start(self, job: Any, alloc: list[tuple[ProcState, int]]) -> None:
-        """Run `job` now on `alloc` (list of (processor, cores)); the caller checked it fits."""
+        """Give `job` the cores of `alloc` (list of (processor, count)) now; the caller checked it fits.
+
+        The job runs at once, or when the last of its nodes that is off has booted.
+        """
         self._accumulate()
         self.queue.remove(job)
-        now = self.env.now
-        job.start = now
-        nodes: dict[int, None] = {}
+        taken = []
+        ready = self.env.now
+        mem = job.mem
         for p, k in alloc:
-            p.busy += k
-            p.bw_used += k * job.bw
+            free = p.free
+            cores = free[-k:]  # the lowest free core numbers (the list is kept descending)
+            del free[-k:]
+            taken.append((p, cores))
             node = p.node
             node.busy += k
-            node.mem_free -= k * job.mem
-            nodes[node.idx] = None
-            self.free_total -= k
-            self._set_proc_power(p)
-        for p, _ in alloc:
-            self._refresh_speed(p)
+            node.mem_free -= k * mem
+            if node.power_state != ON:
+                ready = max(ready, self._boot(node))
+            else:
+                node.idle_version += 1  # cancels a pending switch-off
+        self.free_total -= job.size
+        job.nodes = tuple(dict.fromkeys(p.node.idx for p, _ in alloc))
+        if ready > self.env.now:
+            job.ready = False
+            ev = self.env.timeout(ready - self.env.now)
+            ev.callbacks.append(lambda _ev: self._begin(job, taken))
+        else:
+            self._begin(job, taken)
+
+    def _begin(self, job: Any, taken: list[tuple[ProcState, list[int]]]) -> None:
+        self._accumulate()
+        now = self.env.now
+        job.start = now
+        job.ready = True
+        record = self.record
+        tl = self.timeline
+        bw = job.bw
+        for p, cores in taken:
+            if record:
+                self._attribute(p)
+            if tl is not None:
+                tl.before(p)
+            was_idle = not p.busy
+            k = len(cores)
+            p.busy += k
+            p.bw_used += k * bw
+            self._set_proc_power(p, was_idle)
+            if tl is not None:
+                tl.after(p)
+        ops = job.ops
         groups = []
-        for p, k in alloc:
-            cores = [p.free.pop() for _ in range(k)]
-            g = Group(job, p, cores, job.ops, p.speed * p.factor, now)
+        end = now
+        for p, cores in taken:
+            if p.bw_used > p.bw_cap or p.factor != 1.0:
+                self._refresh_speed(p)
+            g = Group(job, p, cores, ops, p.speed * p.factor, now)
             p.groups[g] = None
             groups.append(g)
+            if g.end > end:
+                end = g.end
         job.groups = groups
-        job.nodes = tuple(nodes)
-        job.end = max(g.end for g in groups)
+        job.end = end
         job.version += 1
         self.running[job] = None
         self._schedule_end(job)
@@ -152,11 +237,16 @@ class Twin:
         now = self.env.now
         job.end = now
         del self.running[job]
-        self.busy_core_s += job.size * (now - job.start)
+        record = self.record
+        tl = self.timeline
         touched = []
         for g in job.groups:
             p = g.proc
             k = len(g.cores)
+            if record:
+                self._attribute(p)
+            if tl is not None:
+                tl.before(p)
             del p.groups[g]
             p.free.extend(g.cores)
             p.busy -= k
@@ -165,12 +255,101 @@ class Twin:
             node.busy -= k
             node.mem_free = node.mem_free + k * job.mem if node.busy else node.mem_cap
             self.free_total += k
-            self._set_proc_power(p)
+            self._set_proc_power(p, False)
+            if tl is not None:
+                tl.after(p)
             touched.append(p)
+            if not node.busy and self.off_after is not None:
+                self._arm_idle(node)
         for p in touched:
-            self._refresh_speed(p)
+            if p.factor != 1.0:
+                self._refresh_speed(p)
         self.done.append(job)
-        self.request_decision()
+        if len(self.done) == len(self.jobs):
+            self._finished.succeed()
+        else:
+            self.request_decision()
+
+    # -- node power states -----------------------------------------------------------------
+    def _arm_idle(self, node: NodeState) -> None:
+        node.idle_version += 1
+        version = node.idle_version
+        ev = self.env.timeout(self.off_after)
+        ev.callbacks.append(lambda _ev: self._idle_timeout(node, version))
+
+    def _idle_timeout(self, node: NodeState, version: int) -> None:
+        if version != node.idle_version or node.busy or node.power_state != ON:
+            return
+        if self.nodes_on <= self.min_nodes_on:
+            return  # keep the floor of nodes on
+        self._accumulate()
+        tl = self.timeline
+        for p in node.procs:
+            if tl is not None:
+                tl.before(p)
+            self._node_proc_power(p, 0.0)
+        node.power_state = OFF
+        if tl is not None:
+            for p in node.procs:
+                tl.after(p)
+        self._node_power(node.off_w)
+        self.nodes_on -= 1
+
+    def _node_proc_power(self, p: ProcState, new: float) -> None:
+        if self.record:
+            self.unattr_power += new - p.power  # a node being switched is idle: all unattributed
+        self.power += new - p.power
+        p.power = new
+
+    def _node_power(self, watts: float) -> None:
+        self.power += watts
+        if self.record:
+            self.unattr_power += watts
+
+    def _boot(self, node: NodeState) -> float:
+        """Start booting an off node (if not already booting); returns when it will be up."""
+        if node.power_state == BOOTING:
+            return node.ready_at
+        self._accumulate()
+        tl = self.timeline
+        if tl is not None:
+            for p in node.procs:
+                tl.before(p)
+        node.power_state = BOOTING
+        if tl is not None:
+            for p in node.procs:
+                tl.after(p)
+        self.nodes_on += 1
+        self.boots += 1
+        self._node_power(-node.off_w)
+        node.ready_at = self.env.now + node.boot_s
+        if node.boot_s > 0:
+            self._node_power(node.boot_j / node.boot_s)
+            self.boot_energy += node.boot_j
+        else:
+            self.energy += node.boot_j  # an instantaneous boot still costs its energy, once
+            self.boot_energy += node.boot_j
+            if self.record:
+                self.unattr_energy += node.boot_j
+        ev = self.env.timeout(node.boot_s)
+        ev.callbacks.append(lambda _ev: self._booted(node))
+        return node.ready_at
+
+    def _booted(self, node: NodeState) -> None:
+        self._accumulate()
+        if node.boot_s > 0:
+            self._node_power(-node.boot_j / node.boot_s)
+        tl = self.timeline
+        if tl is not None:
+            for p in node.procs:
+                tl.before(p)
+        node.power_state = ON
+        for p in node.procs:
+            self._node_proc_power(p, p.ncores * p.p3_w)
+            if tl is not None:
+                tl.after(p)
+        if not node.busy:
+            self._arm_idle(node)
 
     # -- decisions -------------------------------------------------------------------------
     def request_decision(self) -> None:
@@ -202,18 +381,30 @@ class Twin:
             t = jobs[i].submit
             if t > env.now:
                 yield env.timeout(t - env.now)
+            # always integrate here (not only with a timeline), so recording never changes a bit of energy
+            self._accumulate()
             while i < n and jobs[i].submit == t:
                 queue.append(jobs[i])
                 i += 1
             self.request_decision()
 
     def run(self) -> None:
+        """Simulate until the last job completes (the clock stops there, whatever timers remain)."""
+        if self.off_after is not None:
+            for node in self.nodes:
+                self._arm_idle(node)
         self.env.process(self._arrivals())
-        self.env.run()
+        if self.jobs:
+            try:
+                self.env.run(until=self._finished)
+            except RuntimeError as exc:
+                if "until" not in str(exc):
+                    raise
         self._accumulate()
-        if self.queue or self.running:
-            stuck = self.queue[0] if self.queue else next(iter(self.running))
-            raise RuntimeError(f"simulation ended with job {stuck.id} never completed (scheduler stalled)")
+        if self.queue or self.running or len(self.done) != len(self.jobs):
+            stuck = self.queue[0] if self.queue else next(iter(self.running), None)
+            raise RuntimeError(f"simulation ended with job {getattr(stuck, 'id', '?')} never completed "
+                               "(scheduler stalled)")
 
 
 def make_rng(seed_seq: Any) -> random.Random:
