@@ -5,8 +5,10 @@ front or of the final population; label -1 is noise, as in the paper. `eps` defa
 knee of the sorted k-distance curve (k = min_samples): the point farthest from the chord
 joining the curve's ends, the usual heuristic of the DBSCAN paper. That knee measures local
 density only, so it leaves the sparser edge of every well-separated cluster as noise; eps is
-then raised along the curve (above the knee) as long as the number of clusters stays the
-same, which absorbs those edges and stops before two clusters merge.
+then raised along the curve, from the knee up to the curve's first jump (a value more than
+twice the previous one: the sparse points beyond it are outliers), so that every point of a
+dense region is a core point and only real outliers stay noise. Well-separated clusters stay
+apart because the k-distance inside a cluster is smaller than the gap between clusters.
 
 Drivers: per cluster and per objective, a Lasso on the genes. Every feature is put on the
 paper's 1-100 scale using the *study's* gene bounds (log genes in log space first), so that
@@ -80,8 +82,8 @@ def cluster(S: np.ndarray, eps: float | None = None, min_samples: int | None = N
         knee, curve = kdistance_eps(S, ms)
         if knee <= 0:  # many duplicates: the knee sits on zero distances
             knee = float(curve[curve > 0].min())
-        eps = _stable_eps(S, ms, knee, curve)
-        notes.append(f"eps = {eps:.4g} from the {ms}-distance curve (knee {knee:.4g}, raised while the clusters stay)")
+        eps = _stable_eps(curve, knee)
+        notes.append(f"eps = {eps:.4g} from the {ms}-distance curve (knee {knee:.4g}, raised to below its first jump)")
     labels = DBSCAN(eps=eps, min_samples=ms).fit_predict(S)
     n_noise = int((labels == -1).sum())
     if n_noise == n:
@@ -89,23 +91,15 @@ def cluster(S: np.ndarray, eps: float | None = None, min_samples: int | None = N
     return Clustering(labels.astype(int), float(eps), ms, curve, notes)
 
 
-def _n_clusters(labels: np.ndarray) -> int:
-    return len(set(labels.tolist()) - {-1})
+JUMP = 2.0  # a k-distance more than twice the previous one starts the outliers' part of the curve
 
 
-def _stable_eps(S: np.ndarray, ms: int, knee: float, curve: np.ndarray, n_steps: int = 40) -> float:
-    """Largest eps on the k-distance curve, from the knee up, with as many clusters as at the knee."""
-    target = _n_clusters(DBSCAN(eps=knee, min_samples=ms).fit_predict(S))
-    above = np.unique(curve[curve > knee])
-    if len(above) > n_steps:  # bounded cost on big fronts
-        above = np.unique(np.quantile(above, np.linspace(0, 1, n_steps)))
-    eps = knee
-    for cand in above:
-        labels = DBSCAN(eps=float(cand) * (1 + 1e-9), min_samples=ms).fit_predict(S)
-        if _n_clusters(labels) != target:
-            break
-        eps = float(cand) * (1 + 1e-9)
-    return eps
+def _stable_eps(curve: np.ndarray, knee: float) -> float:
+    """The largest k-distance from the knee up to the curve's first jump (exclusive)."""
+    steps = np.r_[knee, np.unique(curve[curve > knee])]
+    jumps = np.flatnonzero(steps[1:] > JUMP * steps[:-1])
+    top = steps[jumps[0]] if len(jumps) else steps[-1]
+    return float(top) * (1 + 1e-9)  # DBSCAN's test is <= eps: keep the top point's neighbour inside
 
 
 def _scale_1_100(v: np.ndarray, lo: float, hi: float) -> np.ndarray:

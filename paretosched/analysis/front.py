@@ -24,8 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from pymoo.indicators.hv import HV
-from pymoo.mcdm.high_tradeoff import HighTradeoffPoints
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
+
+with warnings.catch_warnings():  # pymoo 0.6.2 imports scipy.spatial.ckdtree (deprecated namespace)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pymoo.mcdm.high_tradeoff import HighTradeoffPoints
 
 from paretosched.analysis.rundata import RunData, require_ok
 from paretosched.errors import UserError

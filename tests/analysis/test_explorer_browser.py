@@ -1,0 +1,111 @@
+"""explorer.html in headless Chromium: all points drawn, a click shows that point's YAML.
+
+Skipped only when chromium (or its driver, or selenium) is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from paretosched.analysis.explorer import PLOT_ID, YAML_ID, write_explorer
+from tests.analysis.synth import Point, write_run
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+DRIVER = shutil.which("chromedriver")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None or DRIVER is None:
+        pytest.skip("chromium and chromium-driver are not installed (apt-get install -y chromium chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,800"):
+        opts.add_argument(flag)
+    drv = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    drv.set_page_load_timeout(60)
+    yield drv
+    drv.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def _run(tmp: Path) -> Path:
+    pts = [Point((1.0 + i, 10.0 - i), generation=i // 4) for i in range(10)]  # 10 front points
+    pts += [Point((5.0 + i, 12.0), generation=2) for i in range(5)]  # dominated
+    pts += [Point((3.0, 3.0), status="failed"), Point((6.0, 6.0), kind="baseline", name="fcfs <b>")]
+    return write_run(tmp / "run", pts, name="browser")
+
+
+def _wait_ready(drv) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(drv, 30).until(lambda d: d.execute_script(
+        f"return document.getElementById('{PLOT_ID}').dataset.ready === '1'"))
+
+
+def test_explorer_points_and_click(browser, tmp_path: Path) -> None:
+    run_dir = _run(tmp_path)
+    page = write_explorer(str(run_dir))
+    browser.get(page.as_uri())
+    _wait_ready(browser)
+
+    # plotted points per trace, read back from the plotly graph div
+    counts = browser.execute_script(
+        f"const gd = document.getElementById('{PLOT_ID}');"
+        "return gd.data.map(t => [t.name, t.x.length]);")
+    assert dict(counts) == {"evaluations": 15, "Pareto front": 10, "baselines": 1}
+    # and plotly really drew them: one SVG point per datum in the scatter layer
+    drawn = browser.execute_script(
+        f"return document.querySelectorAll('#{PLOT_ID} .scatterlayer .trace:first-child .point').length")
+    assert drawn == 15
+
+    # click the 7th evaluation (eval id 7) through plotly's own event
+    browser.execute_script(
+        f"const gd = document.getElementById('{PLOT_ID}');"
+        "const i = gd.data[0].customdata.indexOf(7);"
+        "gd.emit('plotly_click', {points: [{curveNumber: 0, pointNumber: i, customdata: gd.data[0].customdata[i]}]});")
+    text = browser.execute_script(f"return document.getElementById('{YAML_ID}').textContent")
+    doc = yaml.safe_load(text)
+    genome = doc["provenance"]["genome"]
+    assert doc["provenance"]["eval_id"] == 7
+    assert doc["scheduler"]["freq"] == genome["scheduler.freq"]
+    for path, value in genome.items():
+        assert f"{path}: {yaml.safe_dump(value).splitlines()[0]}" in text
+    # the baseline's name came through as text, not markup
+    assert browser.execute_script("return document.querySelectorAll('#side b').length") == 0
+
+
+def test_real_click_and_axis_switch(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.support.ui import Select
+
+    page = write_explorer(str(_run(tmp_path)))
+    browser.get(page.as_uri())
+    _wait_ready(browser)
+    Select(browser.find_element("id", "x-metric")).select_by_value("makespan_s")
+    xs = browser.execute_script(f"return document.getElementById('{PLOT_ID}').data[0].x")
+    assert xs == [100.0 + i for i in range(15)]  # synth makespan_s = 100 + eval id
+    title = browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.xaxis.title.text")
+    assert title == "makespan_s"
+
+    # a real mouse click on the baseline's diamond shows the baseline config
+    point = browser.find_element("css selector", f"#{PLOT_ID} .scatterlayer .trace:nth-child(3) .point")
+    ActionChains(browser).move_to_element(point).click().perform()
+    header = browser.execute_script("return document.getElementById('config-title').textContent")
+    assert header == "Baseline fcfs <b>"
+    if os.environ.get("PARETOSCHED_SCREENSHOT"):
+        Select(browser.find_element("id", "x-metric")).select_by_value("energy_kwh")
+        browser.save_screenshot(os.environ["PARETOSCHED_SCREENSHOT"])
