@@ -21,6 +21,7 @@ reference point (r1, r2) with r1 >= 1, r2 >= 1 is (r2 - 1 + 2/3) + (r1 - 1) r2.
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Any
 
@@ -66,8 +67,13 @@ def evaluate_flaky(cfg: dict[str, Any], seed: int) -> dict[str, float]:
 
 
 def evaluate_slow(cfg: dict[str, Any], seed: int) -> dict[str, float]:
-    """As `evaluate` but takes 20 ms, so a test can kill a run in the middle of a generation."""
+    """As `evaluate` but takes 20 ms, so a test can kill a run in the middle of a generation.
+    With PARETOSCHED_COUNT_FILE set, appends one line per call there (counts simulations)."""
     time.sleep(0.02)
+    counter = os.environ.get("PARETOSCHED_COUNT_FILE")
+    if counter:
+        with open(counter, "a", encoding="utf-8") as f:
+            f.write(f"{seed}\n")
     return evaluate(cfg, seed)
 
 

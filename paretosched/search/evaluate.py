@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from paretosched.search.cache import Cache, cache_key, input_digest
 from paretosched.search.space import canonical
@@ -122,24 +122,26 @@ class Engine:
             else:
                 todo[key] = (cfg, seed)
 
-        outs = self._run(list(todo.values()))
-        for (key, (_, seed)), (status, metrics, error, wall) in zip(todo.items(), outs):
+        # results are cached as they arrive (in task order), so a run killed mid-batch keeps
+        # what finished and a resume does not simulate it again
+        for (key, (_, seed)), (status, metrics, error, wall) in zip(todo.items(), self._run(list(todo.values()))):
             results[key] = SeedResult(int(seed), status, metrics, error, wall, False)
             if status == "ok" and metrics is not None:
                 self.cache.put(key, metrics)
         self.n_simulated += len(todo)
         return [results[k] for k in keys]
 
-    def _run(self, todo: list[tuple[dict[str, Any], int]]) -> list[tuple[Any, ...]]:
+    def _run(self, todo: list[tuple[dict[str, Any], int]]) -> Iterator[tuple[Any, ...]]:
+        """Outcomes of `todo`, yielded in task order as soon as each (and all before it) is done."""
         if not todo:
-            return []
+            return iter(())
         if self._client is not None:
             futures = self._client.map(run_one, [self.fn] * len(todo), [c for c, _ in todo],
                                        [s for _, s in todo], pure=False)
-            return list(self._client.gather(futures))
+            return (f.result() for f in futures)
         if self.workers == 1 or len(todo) == 1:
-            return [run_one(self.fn, cfg, seed) for cfg, seed in todo]
+            return (run_one(self.fn, cfg, seed) for cfg, seed in todo)
         from joblib import Parallel, delayed
 
-        return list(Parallel(n_jobs=self.workers, backend="loky")(
+        return iter(Parallel(n_jobs=self.workers, backend="loky", return_as="generator")(
             delayed(run_one)(self.fn, cfg, seed) for cfg, seed in todo))

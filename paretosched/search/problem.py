@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from pymoo.algorithms.moo.nsga2 import NSGA2, binary_tournament
-from pymoo.algorithms.moo.nsga3 import NSGA3, comp_by_cv_then_random
+from pymoo.algorithms.moo.nsga3 import NSGA3
 from pymoo.core.algorithm import Algorithm
 from pymoo.core.evaluator import Evaluator
 from pymoo.core.mixed import MixedVariableDuplicateElimination, MixedVariableMating, MixedVariableSampling
@@ -89,11 +89,25 @@ def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: i
                                      crossover=crossover, mutation=mutation, eliminate_duplicates=dedup)
         algo = NSGA2(mating=mating, **common)
     else:
-        mating = MixedVariableMating(selection=TournamentSelection(func_comp=comp_by_cv_then_random),
+        mating = MixedVariableMating(selection=TournamentSelection(func_comp=cv_then_random),
                                      crossover=crossover, mutation=mutation, eliminate_duplicates=dedup)
         algo = NSGA3(ref_dirs=reference_directions(n_obj, spec.pop_size), mating=mating, **common)
     algo.setup(GenomeProblem(space, n_obj), termination=NoTermination())
     return algo
+
+
+def cv_then_random(pop: Population, P: np.ndarray, random_state: np.random.Generator, **kwargs: Any) -> np.ndarray:
+    """NSGA-III's tournament (pymoo's `comp_by_cv_then_random`): lower constraint violation
+    wins, otherwise a random one. Re-stated because pymoo's version breaks ties between two
+    infeasible parents with an unseeded RNG (irreproducible runs) and cannot be pickled."""
+    S = np.empty(P.shape[0], dtype=int)
+    for i, (a, b) in enumerate(P[:, :2]):
+        cv_a, cv_b = float(pop[a].CV[0]), float(pop[b].CV[0])
+        if cv_a != cv_b and (cv_a > 0 or cv_b > 0):
+            S[i] = a if cv_a < cv_b else b
+        else:
+            S[i] = a if random_state.random() < 0.5 else b
+    return S[:, None]
 
 
 def reference_directions(n_obj: int, pop_size: int) -> np.ndarray:
