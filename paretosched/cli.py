@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated seeds; metrics are their mean (default: provenance seeds of an export)")
     sim.add_argument("--json", action="store_true", help="print one JSON object of metrics")
     sim.add_argument("--out", help="write jobs.csv and metrics.json into this folder")
+    sim.add_argument("--timeline", action="store_true",
+                     help="record power, cores per state, queue and bandwidth over-use (written with --out)")
+    sim.add_argument("--plots", metavar="DIR", help="write Gantt, utilisation, power, lifecycle, P-state charts (HTML)")
 
     plat = sub.add_parser("platform", help="inspect platforms")
     plat_sub = plat.add_subparsers(dest="platform_command", required=True, metavar="ACTION")

@@ -60,10 +60,16 @@ def run_simulate(args: Any) -> int:
     else:
         seeds = [cfg.seed]
     prep = prepare(cfg)
-    results = [simulate(cfg, seed=s, record_jobs=bool(args.out), prepared=prep) for s in seeds]
+    want_tl = bool(args.timeline or args.plots or cfg.timeline)
+    results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl)
+               for s in seeds]
     metrics = mean_metrics([r.metrics for r in results]) if len(results) > 1 else results[0].metrics
     if args.out:
         _write_outputs(Path(args.out), seeds, results, metrics)
+    if args.plots:
+        from paretosched.analysis.runplots import write_run_plots
+
+        write_run_plots(Path(args.plots), prep.platform, results[0].jobs, results[0].timeline, title=str(args.config))
     if args.json:
         print(json.dumps(metrics, sort_keys=False))
     else:
@@ -98,8 +104,13 @@ def _write_outputs(out: Path, seeds: list[int], results: list[Any], metrics: dic
             w.writeheader()
             w.writerows(rows)
     os.replace(tmp, out / "jobs.csv")
+    for s, r in zip(seeds, results):
+        if r.timeline is not None:
+            suffix = f"_seed{s}" if len(results) > 1 else ""
+            for name, frame in r.timeline.items():
+                frame.to_csv(out / f"{name}{suffix}.csv", index=False)
     doc = {"metrics": metrics, "seeds": seeds, "per_seed": [r.metrics for r in results],
-           "load": results[0].load}
+           "energy_unattributed_j": [r.energy_unattributed_j for r in results], "load": results[0].load}
     tmp = out / "metrics.json.tmp"
     tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
     os.replace(tmp, out / "metrics.json")
