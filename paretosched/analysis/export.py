@@ -76,11 +76,11 @@ def config_document(run: RunData, eval_id: int, pick: str) -> dict[str, Any]:
 
 
 def _recheck_of(run: RunData, eval_id: int) -> dict[str, Any] | None:
-    for r in run.rows.values():
-        if r.get("kind") == "recheck" and r.get("recheck_of") == eval_id and r.get("status") == "ok":
-            return {"eval_id": r["eval_id"], "seeds": list(r.get("seeds") or []),
-                    "objectives": {o: (r.get("objectives") or {}).get(o) for o in run.objectives}}
-    return None
+    r = run.rechecks.get(eval_id)
+    if r is None:
+        return None
+    return {"eval_id": r["eval_id"], "seeds": list(r.get("seeds") or []),
+            "objectives": {o: (r.get("objectives") or {}).get(o) for o in run.objectives}}
 
 
 def to_yaml(doc: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from paretosched.errors import UserError
+from paretosched.search.runlog import read_evaluations
 from paretosched.yamlio import read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
@@ -57,6 +58,7 @@ class RunData:
     summary: dict[str, Any] = field(default_factory=dict)
     population: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    rechecks: dict[int, dict[str, Any]] = field(default_factory=dict)  # re-checked eval id -> its recheck row
 
     @property
     def signs(self) -> np.ndarray:
@@ -76,19 +78,11 @@ class RunData:
 
 
 def read_log(path: Path) -> list[dict[str, Any]]:
-    """Parse evaluations.jsonl, dropping a torn last line (a run killed mid-append)."""
-    rows: list[dict[str, Any]] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            if i == len(lines) - 1:
-                break  # torn tail: documented as the only possible damage
-            raise UserError(f"{path}:{i + 1}: not a JSON line (the log is damaged)") from None
-    return rows
+    """The log's rows via the search layer's tolerant reader (a torn last line is dropped)."""
+    try:
+        return read_evaluations(path)
+    except ValueError as exc:  # a damaged line before the last one
+        raise UserError(f"{exc} (the log is damaged)") from None
 
 
 def _objectives(study: dict[str, Any], summary: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -184,8 +178,10 @@ def load_run(run_dir: str | Path) -> RunData:
     name = str(summary.get("study") or study.get("name") or d.name)
     frame = _tidy(rows, genes, names)
     by_id = {int(r["eval_id"]): r for r in rows}
+    rechecks = {int(r["recheck_of"]): r for r in rows
+                if r.get("kind") == "recheck" and r.get("recheck_of") is not None and r.get("status") == "ok"}
     return RunData(run_dir=d.resolve(), study_name=name, objectives=names, senses=senses, genes=genes,
-                   rows=by_id, frame=frame, summary=summary, population=population, notes=notes)
+                   rows=by_id, frame=frame, summary=summary, population=population, notes=notes, rechecks=rechecks)
 
 
 def require_ok(run: RunData) -> pd.DataFrame:

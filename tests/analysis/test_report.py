@@ -106,5 +106,5 @@ def test_torn_last_line_is_dropped(tmp_path: Path) -> None:
     log = tmp_path / "run" / "evaluations.jsonl"
     lines = log.read_text().splitlines()
     log.write_text("\n".join([lines[0], "{broken", lines[1]]) + "\n")
-    with pytest.raises(UserError, match="evaluations.jsonl:2: not a JSON line"):
+    with pytest.raises(UserError, match="evaluations.jsonl:2: corrupt log line"):
         load_run(tmp_path / "run")
