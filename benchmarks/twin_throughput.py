@@ -43,11 +43,12 @@ def main() -> None:
     t0 = time.perf_counter()
     prep = prepare(cfg)
     t_load = time.perf_counter() - t0
-    best = float("inf")
+    best = best_cpu = float("inf")
     for _ in range(args.repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = simulate(cfg, prepared=prep)
         best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
     n = int(res.metrics["n_jobs"])
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"platform={args.platform} jobs={n} mode={args.mode} policy={args.job_policy}-{args.resource_policy} "
@@ -55,6 +56,8 @@ def main() -> None:
     print(f"trace load (parse once): {t_load:.2f} s")
     print(f"simulation (best of {args.repeat}, includes per-run enrichment): {best:.2f} s")
     print(f"throughput: {n / best:,.0f} jobs/s   (target >= 10,000; ratio to target {n / best / 10_000:.2f})")
+    # CPU time is what to compare on a shared machine: wall time includes other processes' turns
+    print(f"throughput on CPU time: {n / best_cpu:,.0f} jobs/s (best of {args.repeat}: {best_cpu:.2f} s CPU)")
     print(f"peak RSS: {rss_mb:.0f} MB   (target < 500 MB)")
     print(f"decisions: {res.decisions}, mean_bsld={res.metrics['mean_bsld']:.3f}, energy_kwh={res.metrics['energy_kwh']:.1f}")
 

@@ -99,3 +99,19 @@ def test_simulate_imports_stay_lean():
             "print(sorted(m for m in ('pandas','plotly','pymoo','sklearn') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_simulate_timeline_and_plots(config, tmp_path, capsys):
+    out, plots = tmp_path / "o", tmp_path / "p"
+    assert main(["simulate", str(config), "--json", "--n-jobs", "60", "--timeline", "--out", str(out),
+                 "--plots", str(plots)]) == 0
+    m = json.loads(capsys.readouterr().out)
+    import csv
+
+    rows = list(csv.DictReader(open(out / "timeline.csv")))
+    assert sum(float(r["energy_j"]) for r in rows) == pytest.approx(m["energy_j"], rel=1e-9)
+    assert float(rows[-1]["t_end_s"]) == pytest.approx(m["makespan_s"])
+    page = (plots / "run.html").read_text()
+    for div in ("plot-gantt", "plot-utilisation", "plot-power", "plot-lifecycle", "plot-pstates", "plot-overuse"):
+        assert f'id="{div}"' in page
+    assert page.count("plotly.js v") <= 2  # plotly.js inlined once
