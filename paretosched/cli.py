@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("export", help="write the scheduler config of a front point")
     ex.add_argument("run", help="run directory")
-    ex.add_argument("--pick", default="balanced", help="balanced | knee | min:METRIC | index:N | weights:a,b")
+    ex.add_argument("--pick", default="balanced",
+                    help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID")
     ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
     return ap
 
