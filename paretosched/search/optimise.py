@@ -140,7 +140,8 @@ class SearchRun:
             return "generations"
         if b.evaluations is not None and s["n_told"] >= b.evaluations:
             return "evaluations"
-        if b.wall_time_s is not None and self._elapsed() >= b.wall_time_s:
+        # wall time is checked between generations, and never before generation 0 has run
+        if b.wall_time_s is not None and s["generation"] >= 0 and self._elapsed() >= b.wall_time_s:
             return "wall_time_s"
         return None
 

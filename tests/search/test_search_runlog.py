@@ -1,0 +1,63 @@
+"""Run-directory primitives: torn log lines, repair, atomic writes; progress output; wall-time budget."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from paretosched.search.optimise import optimise
+from paretosched.search.runlog import append_rows, atomic_write_text, read_evaluations, repair_log
+
+from conftest import run_quiet, summary, write_study
+
+
+def test_torn_last_line_is_dropped_and_repaired(tmp_path: Path) -> None:
+    append_rows(tmp_path, [{"eval_id": 0}, {"eval_id": 1}])
+    log = tmp_path / "evaluations.jsonl"
+    with open(log, "ab") as f:
+        f.write(b'{"eval_id": 2, "ki')
+    assert [r["eval_id"] for r in read_evaluations(tmp_path)] == [0, 1]
+    assert repair_log(tmp_path) == len(b'{"eval_id": 2, "ki')
+    assert log.read_bytes().endswith(b"}\n")
+    append_rows(tmp_path, [{"eval_id": 2}])
+    assert [r["eval_id"] for r in read_evaluations(log)] == [0, 1, 2]
+    assert repair_log(tmp_path) == 0
+
+
+def test_corrupt_middle_line_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "evaluations.jsonl").write_text('{"eval_id": 0}\n{oops\n{"eval_id": 2}\n')
+    with pytest.raises(ValueError, match=":2: corrupt log line"):
+        read_evaluations(tmp_path)
+
+
+def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    p = tmp_path / "summary.json"
+    atomic_write_text(p, "old")
+    atomic_write_text(p, "new")
+    assert p.read_text() == "new" and [x.name for x in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_progress_bar_and_quiet_lines(tmp_path: Path) -> None:
+    study = write_study(tmp_path, budget={"generations": 2}, algorithm={"pop_size": 8})
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        optimise(str(study), out=str(tmp_path / "bar"), quiet=False)
+    text = err.getvalue()
+    assert "analytic" in text and "HV" in text and "eval" in text and "\r" in text  # a tqdm bar
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        optimise(str(study), out=str(tmp_path / "quiet"), quiet=True)
+    lines = err.getvalue().splitlines()
+    assert "\r" not in err.getvalue()
+    assert lines[0].startswith("analytic: gen 0 evals 8 failed 0") and "HV" in lines[0]
+    assert lines[-1].startswith("analytic: done (generations)")
+
+
+def test_wall_time_budget_stops_between_generations(tmp_path: Path) -> None:
+    study = write_study(tmp_path, budget={"wall_time_s": 0.001, "generations": 50}, algorithm={"pop_size": 8})
+    run = run_quiet(study, tmp_path / "run")
+    s = summary(run)
+    assert s["stop_reason"] == "wall_time_s" and len(s["generations"]) == 1  # generation 0 always runs
