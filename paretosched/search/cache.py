@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ import paretosched
 from paretosched.search.runlog import atomic_write_text
 from paretosched.search.space import canonical
 
-BUILTIN = "builtin:"
+from paretosched.sim.inputs import input_files  # noqa: E402  (the twin owns where inputs live)
 
 
 def twin_version() -> str:
@@ -51,28 +50,6 @@ def file_digest(path: str | Path) -> str:
     """sha256 of a file's bytes, memoised on (path, mtime, size)."""
     st = os.stat(path)
     return _file_sha256(str(path), st.st_mtime_ns, st.st_size)
-
-
-def _bundled(kind: str, name: str) -> Path | None:
-    res = resources.files("paretosched.data").joinpath(kind, name)
-    return Path(str(res)) if res.is_file() else None
-
-
-def input_files(cfg: dict[str, Any]) -> dict[str, str | None]:
-    """The files a config reads: trace and platform (None when inline or generated)."""
-    wl = (cfg.get("workload") or {}).get("path")
-    trace: Path | None = None
-    if isinstance(wl, str):
-        trace = _bundled("traces", wl[len(BUILTIN):]) if wl.startswith(BUILTIN) else Path(wl)
-    plat = cfg.get("platform")
-    platform: Path | None = None
-    if isinstance(plat, str):
-        bundled = _bundled("platforms", plat.removeprefix(BUILTIN) + ".yaml")
-        platform = bundled if bundled is not None else Path(plat)
-    return {
-        "trace": str(trace) if trace is not None and trace.is_file() else None,
-        "platform": str(platform) if platform is not None and platform.is_file() else None,
-    }
 
 
 def input_digest(cfg: dict[str, Any]) -> dict[str, str | None]:

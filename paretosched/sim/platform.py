@@ -30,6 +30,7 @@ from pydantic import Field, model_validator
 
 from paretosched.config import Strict
 from paretosched.errors import UserError
+from paretosched.sim.inputs import bundled
 from paretosched.yamlio import read_yaml, validate
 
 _HOMOGENEOUS = re.compile(r"^homogeneous-(\d+)$")
@@ -41,6 +42,7 @@ class ProcessorType(Strict):
     flops_per_cycle: float = Field(..., gt=0, description="double-precision flops per cycle")
     mem_bw_gbs: float | None = Field(None, gt=0, description="shared by the processor's cores; null = unlimited")
     power_w: float = Field(..., ge=0, description="sustained power at full load (0.75 x TDP in the thesis)")
+    f_min: float = Field(0.0, ge=0, le=1, description="lowest DVFS frequency factor (lowest P-state / nominal clock)")
     dvfs_table: list[tuple[float, float]] | None = Field(
         None, description="(frequency factor, fraction of full power) pairs; overrides the cubic law"
     )
@@ -214,10 +216,9 @@ def load_platform_spec(ref: str | dict[str, Any]) -> PlatformSpec:
             raise UserError(f"platform {ref!r}: N must be >= 1")
         return homogeneous_spec(n)
     name = ref.removeprefix("builtin:")
-    if name in builtin_platform_names():
-        res = resources.files("paretosched.data").joinpath("platforms", f"{name}.yaml")
-        with resources.as_file(res) as path:
-            return validate(PlatformSpec, read_yaml(path), f"platform {name}")
+    bundled_file = bundled("platforms", f"{name}.yaml")
+    if bundled_file is not None:
+        return validate(PlatformSpec, read_yaml(bundled_file), f"platform {name}")
     path = Path(ref)
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
         return validate(PlatformSpec, read_yaml(path), str(path))

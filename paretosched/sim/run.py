@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from paretosched.config import BUILTIN_PREFIX, SimConfig
+from paretosched.config import SimConfig
+from paretosched.sim.inputs import trace_file
 from paretosched.sim.metrics import compute_metrics
 from paretosched.sim.platform import Platform, load_platform
 from paretosched.sim.schedulers import build_scheduler
@@ -34,21 +35,14 @@ class RunResult:
     decisions: int = 0
     energy_unattributed_j: float = 0.0   # idle processors, off and booting nodes (with record_jobs)
     timeline: dict[str, Any] | None = None  # pandas frames `timeline` and `overuse` (with timeline)
+    # RL schedulers: per-episode curves (TrainingLog.as_dict(); None with loaded weights) and the
+    # evaluation's action counts, under keys `curves` and `eval_action_counts`
+    training: dict[str, Any] | None = None
 
 
 def trace_path(ref: str) -> str:
     """A workload path, with `builtin:NAME` resolved to the bundled trace fragment."""
-    if ref.startswith(BUILTIN_PREFIX):
-        from importlib import resources
-
-        name = ref[len(BUILTIN_PREFIX):]
-        res = resources.files("paretosched.data").joinpath("traces", name)
-        if not res.is_file():
-            from paretosched.errors import UserError
-
-            raise UserError(f"workload.path: no bundled trace {name!r}")
-        return str(res)
-    return ref
+    return str(trace_file(ref))
 
 
 def prepare(cfg: SimConfig) -> Prepared:
@@ -93,11 +87,21 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
     jobs, report = build_jobs(prep.raw, cfg.workload.mode, platform.ref_speed,
                               np.random.default_rng(ss_workload), _fits_factory(platform))
     want_timeline = cfg.timeline if timeline is None else timeline
+    agent, curves = None, None
+    if cfg.scheduler.kind == "rl":
+        # train (or load) first, from children of the scheduler stream; evaluation keeps the stream itself
+        from paretosched.sim.rl.training import agent_for
+
+        agent, curves = agent_for(cfg, prep, ss_sched)
     twin = Twin(platform, jobs, cfg.model, cfg.scheduler, record=record_jobs, timeline=want_timeline)
-    twin.decide = build_scheduler(twin, cfg.scheduler, make_rng(ss_sched)).decide
+    sched = build_scheduler(twin, cfg.scheduler, make_rng(ss_sched), agent=agent)
+    twin.decide = sched.decide
     twin.run()
     metrics = compute_metrics(twin.done, twin.energy, platform.n_cores, twin.boots, twin.boot_energy)
     out = RunResult(metrics, _load_dict(report), decisions=twin.decisions)
+    if agent is not None:
+        out.training = {"curves": curves.as_dict() if curves is not None else None,
+                        "eval_action_counts": dict(zip(sched.names, (int(c) for c in sched.counts)))}
     if record_jobs:
         out.jobs = job_records(twin.done)
         out.reservations = dict(twin.reservations)

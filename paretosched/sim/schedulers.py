@@ -46,8 +46,14 @@ def schedule_pair(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, easy: b
     return started
 
 
-def build_scheduler(twin: Twin, spec: Any, rng: random.Random) -> Any:
-    """The strategy object for a validated scheduler spec."""
+def build_scheduler(twin: Twin, spec: Any, rng: random.Random, agent: Any = None) -> Any:
+    """The strategy object for a validated scheduler spec (`agent`: a trained RL agent, for kind rl)."""
     if spec.kind == "classic":
         return ClassicScheduler(twin, spec.job_policy, spec.resource_policy, spec.backfilling, rng, spec.bw_cap)
+    if spec.kind == "rl":
+        from paretosched.sim.rl.env import RLScheduler
+
+        if agent is None:
+            raise ValueError("an rl scheduler needs its agent (train it or load its weights first)")
+        return RLScheduler(twin, spec, agent, rng, None)  # greedy evaluation
     raise ValueError(f"unknown scheduler kind {spec.kind!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from paretosched.errors import UserError
 from paretosched.sim.platform import Platform
 
 
@@ -100,9 +101,16 @@ def build_state(platform: Platform, p2: float, p3: float, static: float, freq: f
     nodes = [NodeState(i, n.memory_mb, n.boot_s, n.boot_j, n.off_w, n.cluster)
              for i, n in enumerate(platform.nodes)]
     procs: list[ProcState] = []
+    for name in freq_by_type:
+        if name not in spec.processor_types:
+            raise UserError(f"scheduler.freq_by_type.{name}: no processor type {name!r} in platform {spec.name}")
+        if freq_by_type[name] < spec.processor_types[name].f_min:
+            raise UserError(f"scheduler.freq_by_type.{name}: {freq_by_type[name]} is below the type's lowest "
+                            f"frequency factor f_min = {spec.processor_types[name].f_min}")
     for i, p in enumerate(platform.procs):
         pt = spec.processor_types[p.ptype]
-        f = freq_by_type.get(p.ptype, freq)
+        # a global factor below a type's lowest P-state runs that type at its lowest P-state
+        f = freq_by_type.get(p.ptype, max(freq, pt.f_min))
         core_w = p.power_w / p.cores
         busy_w = core_w * dvfs_power_fraction(f, static, pt.dvfs_table)
         node = nodes[p.node]

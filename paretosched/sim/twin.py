@@ -171,6 +171,7 @@ class Twin:
         self.queue.remove(job)
         taken = []
         ready = self.env.now
+        booting = False
         mem = job.mem
         for p, k in alloc:
             free = p.free
@@ -182,11 +183,13 @@ class Twin:
             node.mem_free -= k * mem
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
+                booting = True
             else:
                 node.idle_version += 1  # cancels a pending switch-off
         self.free_total -= job.size
         job.nodes = tuple(dict.fromkeys(p.node.idx for p, _ in alloc))
-        if ready > self.env.now:
+        if booting:
+            # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
             job.ready = False
             ev = self.env.timeout(ready - self.env.now)
             ev.callbacks.append(lambda _ev: self._begin(job, taken))

@@ -115,3 +115,32 @@ def test_levers_off_reproduce_thesis_model(run):
     explicit = run("two-socket", two, scheduler={"resource_policy": "high_gflops", "freq": 1.0, "bw_cap": None,
                                                   "power_off_idle_s": None})
     assert plain.metrics == explicit.metrics
+
+
+def test_dvfs_table_and_f_min(run):
+    plat = {"name": "t", "node_types": {"n": {"processors": {"p": 1}}}, "clusters": [{"name": "c", "nodes": {"n": 1}}],
+            "processor_types": {"p": {"cores": 1, "clock_ghz": 1, "flops_per_cycle": 1, "power_w": 100, "f_min": 0.5,
+                                      "dvfs_table": [[0.5, 0.4], [1.0, 1.0]]}}}
+    one = [{"submit_s": 0, "cores": 1, "run_s": 10}]
+    res = run(plat, one, scheduler={"freq": 0.75}, model={"interference": "none"})
+    # table interpolated at 0.75: 0.7 of full power, for 10 / 0.75 s
+    assert res.metrics["energy_j"] == pytest.approx(70 * 10 / 0.75)
+    clamped = run(plat, one, scheduler={"freq": 0.2}, model={"interference": "none"})
+    assert clamped.metrics["makespan_s"] == pytest.approx(20)   # global factor clamped to f_min = 0.5
+    from paretosched.errors import UserError
+
+    with pytest.raises(UserError, match="freq_by_type.p: 0.2 is below the type's lowest frequency factor"):
+        run(plat, one, scheduler={"freq_by_type": {"p": 0.2}})
+    with pytest.raises(UserError, match="freq_by_type.q: no processor type"):
+        run(plat, one, scheduler={"freq_by_type": {"q": 0.9}})
+
+
+def test_zero_second_boot_keeps_power_consistent(run):
+    # regression: with boot_s = 0 the job must begin after the boot-complete event, or that event
+    # would reset its busy processor to idle power
+    res = run("homogeneous-1", [{"submit_s": 0, "cores": 1, "run_s": 10}], record=True,
+              scheduler={"power_off_idle_s": 0, "boot_s": 0, "boot_j": 50}, model={"interference": "none"})
+    assert res.jobs[0]["start_s"] == 0 and res.metrics["n_boots"] == 1
+    assert res.metrics["energy_j"] == pytest.approx(50 + 100 * 10)
+    assert res.jobs[0]["energy_j"] == pytest.approx(1000)
+    assert res.energy_unattributed_j == pytest.approx(50)

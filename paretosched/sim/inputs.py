@@ -1,0 +1,52 @@
+"""Where a config's input files are: bundled data (`builtin:NAME`), files, or none (inline)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from paretosched.config import BUILTIN_PREFIX
+
+
+def bundled(kind: str, name: str) -> Path | None:
+    """A file shipped in `paretosched/data/<kind>/`, or None."""
+    res = resources.files("paretosched.data").joinpath(kind, name)
+    return Path(str(res)) if res.is_file() else None
+
+
+def trace_file(ref: str) -> Path:
+    """The trace a `workload.path` names (`builtin:NAME` resolves to the bundled fragment)."""
+    if ref.startswith(BUILTIN_PREFIX):
+        found = bundled("traces", ref[len(BUILTIN_PREFIX):])
+        if found is None:
+            from paretosched.errors import UserError
+
+            raise UserError(f"workload.path: no bundled trace {ref[len(BUILTIN_PREFIX):]!r}")
+        return found
+    return Path(ref)
+
+
+def platform_file(ref: Any) -> Path | None:
+    """The file a `platform` reference reads; None for inline platforms and `homogeneous-N`."""
+    if not isinstance(ref, str):
+        return None
+    found = bundled("platforms", ref.removeprefix(BUILTIN_PREFIX) + ".yaml")
+    if found is not None:
+        return found
+    path = Path(ref)
+    return path if path.is_file() else None
+
+
+def input_files(cfg: dict[str, Any]) -> dict[str, str | None]:
+    """The files a config dict reads, for content hashing: trace and platform (None when none)."""
+    wl = (cfg.get("workload") or {}).get("path")
+    trace = None
+    if isinstance(wl, str):
+        try:
+            p = trace_file(wl)
+            trace = str(p) if p.is_file() else None
+        except Exception:  # an unknown bundled name: the run itself will report it  # noqa: BLE001
+            trace = None
+    plat = platform_file(cfg.get("platform"))
+    return {"trace": trace, "platform": str(plat) if plat is not None else None}
