@@ -4,4 +4,4 @@ Imports nothing of search or analysis, and nothing heavy (no pandas, plotly, pym
 """
 
 # Bumped whenever a change can alter any simulated number; part of every cache key.
-TWIN_VERSION = "2"
+TWIN_VERSION = "3"
