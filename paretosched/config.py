@@ -89,6 +89,101 @@ class ClassicScheduler(Levers):
     backfilling: Literal["none", "easy"] = "none"
 
 
+PAIR_NAMES: tuple[str, ...] = tuple(f"{j}-{r}" for j in JOB_POLICIES for r in RESOURCE_POLICIES)
+
+
+class TrainWindow(Strict):
+    """A window of the workload's trace used for training episodes (job lines, as `workload`)."""
+
+    first_job: int = Field(..., ge=0, description="job lines of the trace to skip")
+    n_jobs: int = Field(..., ge=1, description="job lines to read after first_job")
+
+
+class RLScheduler(Levers):
+    """A learning scheduler (thesis 3.2): at each decision it picks one policy pair (or the void action).
+
+    Action set: `actions` (explicit "job-resource" pair names) or, when it is null, every pair of the
+    allowed job policies x allowed resource policies (`allow_job_*`, `allow_res_*`: plain booleans so a
+    genome can switch policies in and out), plus the void action when `void_action` is true.
+    Training runs `episodes` simulations over the training windows (default: windows of the same trace
+    just before the evaluation window, which is `workload`), then the run evaluates greedily on
+    `workload`. With `weights` set, training is skipped and the saved agent is evaluated.
+    """
+
+    kind: Literal["rl"] = "rl"
+    agent: Literal["reinforce", "actor_critic", "tabular"] = Field(
+        "reinforce", description="REINFORCE with a baseline, actor-critic, or tabular epsilon-greedy")
+    actions: list[str] | None = Field(None, min_length=1, description="explicit 'job-resource' pairs; null = allow_* flags")
+    allow_job_random: bool = True
+    allow_job_first: bool = True
+    allow_job_shortest: bool = True
+    allow_job_smallest: bool = True
+    allow_job_low_mem: bool = True
+    allow_job_low_mem_bw: bool = True
+    allow_res_random: bool = True
+    allow_res_high_gflops: bool = True
+    allow_res_high_cores: bool = True
+    allow_res_high_mem: bool = True
+    allow_res_high_mem_bw: bool = True
+    allow_res_low_power: bool = True
+    void_action: bool = Field(False, description="add the void action (start nothing at this instant)")
+    backfilling: Literal["none", "easy"] = Field("none", description="EASY after the chosen pair")
+    observation: Literal["minimal", "small", "normal"] = Field(
+        "small", description="minimal: queue stats; small: + node memory, processor bandwidth; normal: + per core")
+    queue_sensitivity: float = Field(0.05, gt=0, le=10, description="queue change noticed in full (0.05 = +-5%)")
+    reward: Literal["slowdown", "completion", "utilisation", "makespan", "energy", "energy_slowdown"] = Field(
+        "energy_slowdown", description="thesis 3.2.4 rewards, or w x energy + (1 - w) x slowdown")
+    reward_weight: float = Field(0.5, ge=0, le=1, description="w of energy_slowdown: 1 = energy only")
+    reward_timing: Literal["job", "interval", "instant"] = Field(
+        "job", description="job: each action is credited with the outcome of the jobs it started; interval: "
+        "the reward rate integrated until the next decision; instant: the rate right after the action (thesis)")
+    hidden_units: int = Field(32, ge=1, le=1024)
+    hidden_layers: int = Field(2, ge=0, le=8)
+    learning_rate: float = Field(0.005, gt=0, le=1, description="Adam step size")
+    gamma: float = Field(0.99, ge=0, le=1, description="discount factor")
+    entropy_bonus: float = Field(0.01, ge=0, le=10, description="weight of the policy entropy in the loss")
+    episodes: int = Field(20, ge=0, le=100_000, description="training simulations (0 = no training)")
+    epsilon_start: float = Field(1.0, ge=0, le=1, description="tabular: exploration rate of the first episode")
+    epsilon_end: float = Field(0.05, ge=0, le=1, description="tabular: exploration rate it decays to")
+    epsilon_decay: float = Field(0.9, gt=0, le=1, description="tabular: eps = end + (start - end) x decay^episode")
+    reward_history: int = Field(100, ge=0, description="tabular: returns averaged per state-action (0 = all)")
+    queue_bins: int = Field(4, ge=1, le=64, description="tabular: log2 bins of the queue length")
+    occupancy_bins: int = Field(4, ge=1, le=64, description="tabular: bins of the busy-core fraction")
+    train_windows: list[TrainWindow] | None = Field(None, description="null = derived before the evaluation window")
+    train_window_count: int = Field(3, ge=1, le=1000, description="derived training windows")
+    train_window_jobs: int | None = Field(None, ge=1, description="jobs per derived window; null = workload.n_jobs")
+    weights: str | None = Field(None, description="saved agent (.npz): skip training")
+
+    @model_validator(mode="after")
+    def _action_set(self) -> RLScheduler:
+        flags = [getattr(self, f"allow_job_{j}") for j in JOB_POLICIES]
+        flags += [getattr(self, f"allow_res_{r}") for r in RESOURCE_POLICIES]
+        if self.actions is not None:
+            bad = [a for a in self.actions if a not in PAIR_NAMES and a != "void"]
+            if bad:
+                raise ValueError(f"unknown action {bad[0]!r} (expected 'job-resource', e.g. 'first-high_gflops')")
+            if len(set(self.actions)) != len(self.actions):
+                raise ValueError("actions: duplicate action")
+            if not all(flags):
+                raise ValueError("give either 'actions' or allow_* flags, not both")
+        elif not any(flags[:len(JOB_POLICIES)]) or not any(flags[len(JOB_POLICIES):]):
+            raise ValueError("allow at least one job policy and one resource policy")
+        if self.epsilon_end > self.epsilon_start:
+            raise ValueError("epsilon_end must not exceed epsilon_start")
+        return self
+
+    def action_names(self) -> list[str]:
+        """The action set in a fixed order: pairs (job policy major), then 'void' if enabled."""
+        if self.actions is not None:
+            names = [a for a in self.actions if a != "void"]
+            void = self.void_action or "void" in self.actions
+        else:
+            names = [f"{j}-{r}" for j in JOB_POLICIES if getattr(self, f"allow_job_{j}")
+                     for r in RESOURCE_POLICIES if getattr(self, f"allow_res_{r}")]
+            void = self.void_action
+        return names + (["void"] if void else [])
+
+
 def _scheduler_kind(value: Any) -> str:
     # `kind` may be omitted and then means classic
     if isinstance(value, dict):
@@ -96,12 +191,12 @@ def _scheduler_kind(value: Any) -> str:
     return str(getattr(value, "kind", "classic"))
 
 
-register_union_tags("classic")
+register_union_tags("classic", "rl")
 
 SchedulerSpec = Annotated[
-    Union[Annotated[ClassicScheduler, Tag("classic")]],
+    Union[Annotated[ClassicScheduler, Tag("classic")], Annotated[RLScheduler, Tag("rl")]],
     Discriminator(_scheduler_kind, custom_error_type="unknown_kind",
-                  custom_error_message="unknown scheduler kind (expected classic)"),
+                  custom_error_message="unknown scheduler kind (expected classic or rl)"),
 ]
 
 
@@ -121,6 +216,8 @@ class SimConfig(Strict):
         base = Path(base_dir)
         data = self.model_dump()
         data["workload"]["path"] = _resolve(self.workload.path, base)
+        if data["scheduler"].get("weights") is not None:  # an RL agent's saved weights
+            data["scheduler"]["weights"] = _resolve(data["scheduler"]["weights"], base)
         if isinstance(self.platform, str):
             data["platform"] = _resolve(self.platform, base) if _looks_like_file(self.platform) else self.platform
         return SimConfig.model_validate(data)
