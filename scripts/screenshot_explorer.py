@@ -1,0 +1,65 @@
+"""Screenshot a run's explorer with one front point clicked (for docs/README).
+
+    python scripts/screenshot_explorer.py RUN_DIR OUT.png [--pick-eval ID]
+
+Needs Debian's chromium + chromium-driver and selenium (the test extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run")
+    ap.add_argument("out")
+    ap.add_argument("--pick-eval", type=int, help="eval id to click (default: the balanced pick)")
+    args = ap.parse_args()
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from paretosched.analysis.explorer import write_explorer
+
+    page = write_explorer(args.run, out=str(Path(tempfile.mkdtemp()) / "explorer.html"))
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,800"):
+        opts.add_argument(flag)
+    drv = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+    try:
+        drv.get(page.as_uri())
+        WebDriverWait(drv, 30).until(lambda d: d.execute_script(
+            "return document.getElementById('front-plot').dataset.ready === '1'"))
+        target = args.pick_eval
+        if target is None:
+            from paretosched.analysis.export import export_pick
+
+            tmp = Path(tempfile.mkdtemp()) / "b.yaml"
+            export_pick(args.run, "balanced", str(tmp))
+            import yaml
+
+            target = yaml.safe_load(tmp.read_text())["provenance"]["eval_id"]
+        drv.execute_script(
+            "const gd = document.getElementById('front-plot');"
+            "for (let c = 0; c < gd.data.length; c++) { const cd = gd.data[c].customdata || [];"
+            "  for (let i = 0; i < cd.length; i++) { const v = Array.isArray(cd[i]) ? cd[i][0] : cd[i];"
+            f"    if (v === {target}) {{ gd.emit('plotly_click', {{points: [{{curveNumber: c, pointNumber: i,"
+            " customdata: cd[i]}]}); return; } } }")
+        drv.save_screenshot(args.out)
+        print(f"screenshot of eval {target}: {args.out}")
+    finally:
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
