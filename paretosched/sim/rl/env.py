@@ -68,6 +68,14 @@ class Observer:
         self.finite_mem = self.inv_mem > 0
         self.bw_cap = np.array([p.bw_cap if math.isfinite(p.bw_cap) else 0.0 for p in self.procs])
         self.inv_bw = np.where(self.bw_cap > 0, 1.0 / np.where(self.bw_cap > 0, self.bw_cap, 1.0), 0.0)
+        # `small`: free memory per node and bandwidth per processor, updated only where jobs began or
+        # ended since the last observation (running is insertion-ordered; `seen` marks begun jobs)
+        self.mem_frac = np.ones(len(self.nodes))
+        self.bw_frac = np.ones(len(self.procs))
+        self.seen = np.zeros(len(jobs), dtype=bool)
+        self.done_ptr = 0
+        self.incremental = not twin.switch_off  # booting nodes change memory before their jobs begin
+        self._refresh_all()
         if kind == "normal":
             self.core_proc = np.repeat(np.arange(len(self.procs)), [p.ncores for p in self.procs])
             self.first_core = np.array([p.first_core for p in self.procs])
@@ -81,10 +89,13 @@ class Observer:
         if self.tabular:
             return np.array([float(q), 1.0 - twin.free_total / self.n_cores])
         x = self.feats[[j.seq for j in queue]]
-        x.sort(axis=0)
         pos = _QUANTILES * (q - 1)
         lo = pos.astype(int)
         hi = np.minimum(lo + 1, q - 1)
+        if q > 64:
+            x = np.partition(x, np.union1d(lo, hi), axis=0)  # only the order statistics we read
+        else:
+            x.sort(axis=0)
         frac = (pos - lo)[:, None]
         stats = x[lo] * (1.0 - frac) + x[hi] * frac  # numpy's linear quantiles, 5 x 4
         change = (q - self.prev_q) / max(self.prev_q, 1)
@@ -92,13 +103,44 @@ class Observer:
         ratio = min(1.0, max(0.0, 0.5 + change / (2.0 * self.sensitivity)))
         parts = [stats.ravel(order="F"), np.array([ratio])]
         if self.kind != "minimal":
-            mem = np.array([n.mem_free for n in self.nodes]) * self.inv_mem
-            parts.append(np.where(self.finite_mem, np.clip(mem, 0.0, 1.0), 1.0))
-            bw = (self.bw_cap - np.array([p.bw_used for p in self.procs])) * self.inv_bw
-            parts.append(np.where(self.bw_cap > 0, np.clip(bw, 0.0, 1.0), 1.0))
+            if self.incremental:
+                self._refresh_changed(twin)
+            else:
+                self._refresh_all()
+            parts.append(self.mem_frac)
+            parts.append(self.bw_frac)
         if self.kind == "normal":
             parts.extend(self._cores(twin))
         return np.concatenate(parts)
+
+    def _refresh_all(self) -> None:
+        mem = np.array([n.mem_free for n in self.nodes]) * self.inv_mem
+        self.mem_frac = np.where(self.finite_mem, np.clip(mem, 0.0, 1.0), 1.0)
+        bw = (self.bw_cap - np.array([p.bw_used for p in self.procs])) * self.inv_bw
+        self.bw_frac = np.where(self.bw_cap > 0, np.clip(bw, 0.0, 1.0), 1.0)
+
+    def _refresh_changed(self, twin: Any) -> None:
+        changed = []
+        seen = self.seen
+        for job in reversed(twin.running):  # newest first: stop at the first one already seen
+            if seen[job.seq]:
+                break
+            seen[job.seq] = True
+            changed.append(job)
+        done = twin.done
+        if self.done_ptr < len(done):
+            changed.extend(done[self.done_ptr:])
+            self.done_ptr = len(done)
+        mem_frac, bw_frac, inv_mem, inv_bw = self.mem_frac, self.bw_frac, self.inv_mem, self.inv_bw
+        for job in changed:
+            seen[job.seq] = True  # a job that began and ended in between is never looked at again
+            for g in job.groups:
+                p = g.proc
+                if inv_bw[p.idx] > 0:
+                    bw_frac[p.idx] = min(1.0, max(0.0, (p.bw_cap - p.bw_used) * inv_bw[p.idx]))
+                n = p.node
+                if inv_mem[n.idx] > 0:
+                    mem_frac[n.idx] = min(1.0, max(0.0, n.mem_free * inv_mem[n.idx]))
 
     def _cores(self, twin: Any) -> list[np.ndarray]:
         """Per core: speed fraction of peak, power fraction of full, remaining fraction of the request."""

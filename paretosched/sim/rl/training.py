@@ -105,7 +105,7 @@ def train(cfg: SimConfig, prepared: Any, ss: np.random.SeedSequence,
     spec = cfg.scheduler
     platform = prepared.platform
     ss_init, ss_sample, ss_windows, ss_policy = ss.spawn(4)
-    windows = training_windows(cfg, prepared.raw)
+    windows = training_windows(cfg, prepared.raw) if spec.episodes else []
     window_ss = ss_windows.spawn(len(windows))
     names = spec.action_names()
     agent = new_agent(cfg, platform, np.random.default_rng(ss_init))

@@ -76,7 +76,12 @@ def test_observation_sizes_and_range():
 
         def act(self, obs, rng):
             seen.append(obs)
-            return 7, np.full(36, 1 / 36)
+            # the incrementally kept node/processor fractions equal a full recomputation
+            ob = sched.observe
+            mem, bw = ob.mem_frac.copy(), ob.bw_frac.copy()
+            ob._refresh_all()
+            assert np.array_equal(mem, ob.mem_frac) and np.array_equal(bw, ob.bw_frac)
+            return 7 if len(seen) % 3 else 11, np.full(36, 1 / 36)
 
     from paretosched.sim.rl.env import RLScheduler
     from paretosched.sim.twin import Twin, make_rng
