@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true")
     plat_sub.add_parser("list", help="list the built-in platforms")
 
+    tr = sub.add_parser("train", help="train an RL scheduler config; save weights, curves and charts")
+    tr.add_argument("config", help="scheduler config YAML with scheduler.kind: rl")
+    tr.add_argument("--out", help="weights file (default: CONFIG with .weights.npz); curves are written beside it")
+    tr.add_argument("--seed", type=int, help="run seed (replaces the config's seed)")
+    tr.add_argument("--quiet", action="store_true", help="log lines instead of a progress bar")
+
     opt = sub.add_parser("optimise", aliases=["optimize"], help="run NSGA-II over a study's genome")
     opt.add_argument("study", help="study YAML (or a run directory with --resume)")
     opt.add_argument("--out", help="run directory (default runs/<study name>)")
@@ -106,6 +112,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from paretosched.commands.platform import run_platform
 
         return run_platform(args)
+    if cmd == "train":
+        from paretosched.commands.train import run_train
+
+        return run_train(args)
     if cmd in ("optimise", "optimize"):
         from paretosched.search.optimise import optimise
 

@@ -55,11 +55,14 @@ class ReturnStats:
         if len(m) < n:
             m = self.mean[window] = np.concatenate([m, np.full(n - len(m), m[-1] if len(m) else 0.0)])
         base = m[:n].copy()
-        out = (g - base) / math.sqrt(self.var[window] + 1e-8)
+        dev2 = float(((g - base) ** 2).mean())
+        if self.var[window] <= 1e-12:  # nothing but one value seen yet (a single-step first episode)
+            self.var[window] = dev2
+        out = (g - base) / math.sqrt(self.var[window]) if self.var[window] > 1e-12 else g - base
         self.visits[window] += 1
         a = max(self.alpha, 1.0 / self.visits[window])
         m[:n] += a * (g - base)
-        self.var[window] += a * (float(((g - base) ** 2).mean()) - self.var[window])
+        self.var[window] += a * (dev2 - self.var[window])
         return out
 
 
