@@ -147,11 +147,13 @@ def _power_rank(p: ProcState) -> int:
 def _take(ranked: list[ProcState], job: Any, limits: dict[int, int] | None,
           mem_limits: dict[int, float] | None, cap: float | None) -> Alloc | None:
     """Greedy core taking in rank order; with a bandwidth cap, a second pass fills what the first could not."""
+    if cap is None:
+        return _take_once(ranked, job.size, job.mem, limits, mem_limits)
     need = job.size
     mem = job.mem
     taken: dict[ProcState, int] = {}
     node_mem: dict[Any, float] = {}
-    for pass_cap in ((cap, None) if cap is not None else (None,)):
+    for pass_cap in (cap, None):
         for p in ranked:
             have = taken.get(p, 0)
             k = len(p.free) - have
@@ -185,4 +187,44 @@ def _take(ranked: list[ProcState], job: Any, limits: dict[int, int] | None,
             need -= k
             if need == 0:
                 return list(taken.items())
+    return None
+
+
+def _take_once(ranked: list[ProcState], need: int, mem: float, limits: dict[int, int] | None,
+               mem_limits: dict[int, float] | None) -> Alloc | None:
+    """The single-pass case of `_take` (no bandwidth cap): the hot path, so kept minimal."""
+    out: Alloc = []
+    node_mem: dict[Any, float] | None = {} if mem > 0 else None
+    for p in ranked:
+        k = len(p.free)
+        if not k:
+            continue
+        if limits is not None:
+            lim = limits.get(p.idx)
+            if lim is not None and lim < k:
+                if lim <= 0:
+                    continue
+                k = lim
+        if k > need:
+            k = need
+        if node_mem is not None:
+            node = p.node
+            if node.mem_cap < math.inf:
+                free_mem = node_mem.get(node)
+                if free_mem is None:
+                    free_mem = node.mem_free
+                    if mem_limits is not None:
+                        lm = mem_limits.get(node.idx)
+                        if lm is not None and lm < free_mem:
+                            free_mem = lm
+                fit = int(math.floor(free_mem / mem + 1e-9))
+                if fit < k:
+                    if fit <= 0:
+                        continue
+                    k = fit
+                node_mem[node] = free_mem - k * mem
+        out.append((p, k))
+        need -= k
+        if need == 0:
+            return out
     return None
