@@ -95,17 +95,23 @@ def _check(res, platform_spec, n_loaded, idle_floor=True):
     assert res.metrics["energy_j"] >= floor_w * res.metrics["makespan_s"] * (1 - 1e-12)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_schedule_invariants(data):
+def _random_run(data, levers: dict | None = None):
+    """A random platform, workload, policy pair, interference model (and levers), as a config."""
     plat = data.draw(platforms())
     n_cores = build_platform(load_platform_spec(plat)).n_cores
     jobs = data.draw(workloads(n_cores))
     sched = {"job_policy": data.draw(st.sampled_from(JOB_POLICIES)),
              "resource_policy": data.draw(st.sampled_from(RESOURCE_POLICIES)),
-             "backfilling": data.draw(st.sampled_from(["none", "easy"]))}
+             "backfilling": data.draw(st.sampled_from(["none", "easy"])), **(levers or {})}
     model = {"interference": data.draw(st.sampled_from(["thesis", "proportional", "none"]))}
     cfg = config_from_dict({"platform": plat, "workload": {"jobs": jobs}, "scheduler": sched, "model": model})
+    return plat, n_cores, cfg
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_schedule_invariants(data):
+    plat, _, cfg = _random_run(data)
     res = simulate(cfg, seed=data.draw(st.integers(0, 3)), record_jobs=True)
     _check(res, plat, res.load["loaded"])
 
@@ -141,20 +147,14 @@ def test_same_seed_same_numbers():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_schedule_invariants_with_levers(data):
-    plat = data.draw(platforms())
-    n_cores = build_platform(load_platform_spec(plat)).n_cores
-    jobs = data.draw(workloads(n_cores))
-    sched = {"job_policy": data.draw(st.sampled_from(JOB_POLICIES)),
-             "resource_policy": data.draw(st.sampled_from(RESOURCE_POLICIES)),
-             "backfilling": data.draw(st.sampled_from(["none", "easy"])),
-             "power_off_idle_s": data.draw(st.sampled_from([None, 0.0, 3.0, 25.0])),
-             "boot_s": data.draw(st.sampled_from([0.0, 4.0, 30.0])),
-             "boot_j": data.draw(st.sampled_from([0.0, 500.0])),
-             "min_nodes_on": data.draw(st.integers(0, 2)),
-             "freq": data.draw(st.sampled_from([1.0, 0.7, 0.5])),
-             "bw_cap": data.draw(st.sampled_from([None, 0.5, 1.0, 1.5]))}
-    model = {"interference": data.draw(st.sampled_from(["thesis", "proportional", "none"]))}
-    cfg = config_from_dict({"platform": plat, "workload": {"jobs": jobs}, "scheduler": sched, "model": model})
+    levers = {"power_off_idle_s": data.draw(st.sampled_from([None, 0.0, 3.0, 25.0])),
+              "boot_s": data.draw(st.sampled_from([0.0, 4.0, 30.0])),
+              "boot_j": data.draw(st.sampled_from([0.0, 500.0])),
+              "min_nodes_on": data.draw(st.integers(0, 2)),
+              "freq": data.draw(st.sampled_from([1.0, 0.7, 0.5])),
+              "bw_cap": data.draw(st.sampled_from([None, 0.5, 1.0, 1.5]))}
+    plat, n_cores, cfg = _random_run(data, levers)
+    sched = levers
     res = simulate(cfg, seed=data.draw(st.integers(0, 3)), record_jobs=True, timeline=True)
     _check(res, plat, res.load["loaded"], idle_floor=sched["power_off_idle_s"] is None)
     per_job = sum(j["energy_j"] for j in res.jobs)
