@@ -154,13 +154,12 @@ def test_schedule_invariants_with_levers(data):
               "freq": data.draw(st.sampled_from([1.0, 0.7, 0.5])),
               "bw_cap": data.draw(st.sampled_from([None, 0.5, 1.0, 1.5]))}
     plat, n_cores, cfg = _random_run(data, levers)
-    sched = levers
     res = simulate(cfg, seed=data.draw(st.integers(0, 3)), record_jobs=True, timeline=True)
-    _check(res, plat, res.load["loaded"], idle_floor=sched["power_off_idle_s"] is None)
+    _check(res, plat, res.load["loaded"], idle_floor=levers["power_off_idle_s"] is None)
     per_job = sum(j["energy_j"] for j in res.jobs)
     total = res.metrics["energy_j"]
     assert abs(per_job + res.energy_unattributed_j - total) <= 1e-9 * max(total, 1.0)
     tl = res.timeline["timeline"]
-    instant_boots = res.metrics["boot_energy_kwh"] * 3.6e6 if sched["boot_s"] == 0 else 0.0
+    instant_boots = res.metrics["boot_energy_kwh"] * 3.6e6 if levers["boot_s"] == 0 else 0.0
     assert abs(tl["energy_j"].sum() + instant_boots - total) <= 1e-9 * max(total, 1.0)
     assert (tl[[c for c in tl.columns if c.startswith("cores_")]].sum(axis=1) == n_cores).all()
