@@ -115,3 +115,15 @@ def test_simulate_timeline_and_plots(config, tmp_path, capsys):
     for div in ("plot-gantt", "plot-utilisation", "plot-power", "plot-lifecycle", "plot-pstates", "plot-overuse"):
         assert f'id="{div}"' in page
     assert page.count("plotly.js v") <= 2  # plotly.js inlined once
+
+
+def test_simulate_notes_a_different_twin_version(config, tmp_path, capsys):
+    cfg = tmp_path / "exported.yaml"
+    cfg.write_text(CONFIG.replace("n_jobs: 200", "n_jobs: 20") + "provenance: {twin_version: 0.0.1+twin.0, seeds: [0]}\n")
+    assert main(["simulate", str(cfg), "--json"]) == 0
+    assert "recorded by twin 0.0.1+twin.0" in capsys.readouterr().err
+    from paretosched.sim import twin_version
+
+    cfg.write_text(CONFIG.replace("n_jobs: 200", "n_jobs: 20") + f"provenance: {{twin_version: {twin_version()}}}\n")
+    assert main(["simulate", str(cfg), "--json"]) == 0
+    assert capsys.readouterr().err == ""

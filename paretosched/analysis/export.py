@@ -71,6 +71,10 @@ def config_document(run: RunData, eval_id: int, pick: str) -> dict[str, Any]:
     if recheck is not None:
         prov["recheck"] = recheck
     prov["paretosched_version"] = paretosched.__version__
+    # the twin that produced the objectives: `simulate` warns when it runs on a different one
+    twin = (run.summary.get("versions") or {}).get("twin")
+    if twin:
+        prov["twin_version"] = twin
     doc["provenance"] = prov
     return doc
 

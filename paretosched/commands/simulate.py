@@ -59,6 +59,7 @@ def run_simulate(args: Any) -> int:
         seeds = [int(s) for s in cfg.provenance["seeds"]]
     else:
         seeds = [cfg.seed]
+    _warn_if_other_twin(cfg)
     prep = prepare(cfg)
     want_tl = bool(args.timeline or args.plots or cfg.timeline)
     results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl)
@@ -75,6 +76,21 @@ def run_simulate(args: Any) -> int:
     else:
         _print_table(cfg, seeds, results[0].load, metrics)
     return 0
+
+
+def _warn_if_other_twin(cfg: SimConfig) -> None:
+    """An exported config records the twin that produced its objectives; say when this one differs."""
+    recorded = (cfg.provenance or {}).get("twin_version")
+    if not recorded:
+        return
+    import sys
+
+    from paretosched.sim import twin_version
+
+    current = twin_version()
+    if recorded != current:
+        print(f"paretosched: note: this config's objectives were recorded by twin {recorded}; this is "
+              f"{current}, whose numbers may differ", file=sys.stderr)
 
 
 def _print_table(cfg: SimConfig, seeds: list[int], load: dict[str, Any], metrics: dict[str, float]) -> None:

@@ -19,22 +19,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import paretosched
 from paretosched.search.runlog import atomic_write_text
 from paretosched.search.space import canonical
 
+from paretosched.sim import twin_version
 from paretosched.sim.inputs import input_files  # noqa: E402  (the twin owns where inputs live)
-
-
-def twin_version() -> str:
-    """`paretosched.__version__` plus the twin's TWIN_VERSION when it declares one."""
-    try:
-        import paretosched.sim as sim
-
-        tv = getattr(sim, "TWIN_VERSION", None)
-    except ImportError:  # pragma: no cover - the twin is part of the package
-        tv = None
-    return f"{paretosched.__version__}+twin.{tv}" if tv is not None else paretosched.__version__
 
 
 @lru_cache(maxsize=64)

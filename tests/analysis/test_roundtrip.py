@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from paretosched.sim import twin_version
+
 from paretosched.analysis.explorer import write_explorer
 from paretosched.analysis.export import export_pick
 from paretosched.analysis.report import analyse
@@ -49,9 +51,12 @@ def test_exports_reproduce_logged_objectives(tmp_path: Path, capsys: pytest.Capt
         row = logged[prov["eval_id"]]
         chosen.add(prov["eval_id"])
         assert prov["objectives"] == row["objectives"] and prov["seeds"] == row["seeds"]
+        assert prov["twin_version"] == twin_version()
         capsys.readouterr()
         assert main(["simulate", str(path), "--json"]) == 0
-        metrics = json.loads(capsys.readouterr().out)
+        out = capsys.readouterr()
+        metrics = json.loads(out.out)
+        assert out.err == ""  # same twin: no version note
         for name, value in row["objectives"].items():
             assert metrics[name] == value, f"{pick}: {name} {metrics[name]!r} != logged {value!r}"
     assert len(chosen) >= 2  # the picks really are different points of the front
