@@ -113,6 +113,8 @@ body {{ font-family: sans-serif; margin: 0; display: flex; height: 100vh; }}
     <label>y axis <select id="y-metric"></select></label>
     <label>colour by <select id="colour-by"><option value="generation">generation</option>
       <option value="cluster">front cluster (DBSCAN)</option></select></label>
+    <label><input type="checkbox" id="x-log"> log x</label>
+    <label><input type="checkbox" id="y-log"> log y</label>
   </div>
   <div id="{plot_id}"></div>
   <p id="caption"></p>
@@ -182,7 +184,10 @@ function traces() {
     marker: { symbol: "diamond", size: 13, color: "black" },
   };
   const layout = {
-    xaxis: { title: { text: xm } }, yaxis: { title: { text: ym } }, hovermode: "closest",
+    // slowdowns are heavy-tailed: a log axis keeps the front readable next to far-off points
+    xaxis: { title: { text: xm }, type: document.getElementById("x-log").checked ? "log" : "linear" },
+    yaxis: { title: { text: ym }, type: document.getElementById("y-log").checked ? "log" : "linear" },
+    hovermode: "closest",
     margin: { t: 20 }, legend: { orientation: "h", y: -0.15 },
   };
   return [[evals, fr, base], layout];
@@ -211,7 +216,9 @@ document.getElementById("download").addEventListener("click", () => {
   document.body.appendChild(a); a.click(); a.remove();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 });
-for (const id of ["x-metric", "y-metric", "colour-by"]) document.getElementById(id).addEventListener("change", render);
+for (const id of ["x-metric", "y-metric", "colour-by", "x-log", "y-log"]) {
+  document.getElementById(id).addEventListener("change", render);
+}
 
 render().then(() => {
   gd.on("plotly_click", (ev) => { if (ev && ev.points && ev.points.length) show(ev.points[0].customdata); });

@@ -100,6 +100,11 @@ def test_real_click_and_axis_switch(browser, tmp_path: Path) -> None:
     assert xs == [100.0 + i for i in range(15)]  # synth makespan_s = 100 + eval id
     title = browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.xaxis.title.text")
     assert title == "makespan_s"
+    # the log toggle switches the axis type (and back)
+    browser.find_element("id", "y-log").click()
+    assert browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.yaxis.type") == "log"
+    browser.find_element("id", "y-log").click()
+    assert browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.yaxis.type") == "linear"
 
     # a real mouse click on the baseline's diamond shows the baseline config
     point = browser.find_element("css selector", f"#{PLOT_ID} .scatterlayer .trace:nth-child(3) .point")
