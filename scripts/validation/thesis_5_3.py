@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Thesis section 5.3: consolidation (shortest-high_gflops) vs spreading (shortest-high_mem_bw).
+
+Runs studies/thesis/5.3-consolidation.yaml and 5.3-spreading.yaml (first 100 jobs, hdeeprm
+mode, gaia) and prints energy, makespan and turnaround of both with the thesis's ratios, plus
+what explains them: processors ever used, processor-hours of bandwidth over-use (P1), core-hours
+per idle state (P2: idle core of a busy processor, 25% power; P3: idle processor, 5%). Ratios over
+several seeds follow. With --plots DIR it writes, per config, the Gantt chart and the over-use
+spans as PNG (needs the optional `kaleido`; `paretosched simulate CONFIG --plots DIR` writes the
+same charts as one HTML page without it).
+
+    python scripts/validation/thesis_5_3.py --plots docs/figures/thesis-5.3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from paretosched.config import load_config
+from paretosched.sim.platform import load_platform
+from paretosched.sim.run import simulate
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIGS = {"consolidation": REPO / "studies/thesis/5.3-consolidation.yaml",
+           "spreading": REPO / "studies/thesis/5.3-spreading.yaml"}
+
+
+def configs(trace: str | None, first_job: int | None, n_jobs: int | None):
+    out = {}
+    for name, path in CONFIGS.items():
+        cfg = load_config(path)
+        wl = cfg.workload.model_copy(update={k: v for k, v in {
+            "path": str(Path(trace).resolve()) if trace else None, "first_job": first_job, "n_jobs": n_jobs,
+        }.items() if v is not None})
+        out[name] = cfg.model_copy(update={"workload": wl})
+    return out
+
+
+def explain(res, platform) -> dict[str, float]:
+    tl, spans = res.timeline["timeline"], res.timeline["overuse"]
+    dur = (tl["t_end_s"] - tl["t_start_s"]).to_numpy()
+    core_of = {}
+    for k, p in enumerate(platform.procs):
+        for c in range(p.first_core, p.first_core + p.cores):
+            core_of[c] = k
+    procs_used = set()
+    per_job = []
+    for j in res.jobs:
+        ps = {core_of[int(c)] for c in str(j["core_ids"]).split()}
+        procs_used |= ps
+        per_job.append(len(ps))
+    span_h = float((spans["end_s"] - spans["start_s"]).sum() / 3600) if len(spans) else 0.0
+    return {"procs_used": len(procs_used), "procs_per_job_mean": statistics.mean(per_job),
+            "overuse_proc_h": span_h,
+            "p1_core_h": float((tl["cores_p1"].to_numpy() * dur).sum() / 3600),
+            "p2_core_h": float((tl["cores_p2"].to_numpy() * dur).sum() / 3600),
+            "p3_core_h": float((tl["cores_p3"].to_numpy() * dur).sum() / 3600)}
+
+
+def write_pngs(out: Path, platform, name: str, res) -> list[Path]:
+    from paretosched.analysis import runplots
+
+    out.mkdir(parents=True, exist_ok=True)
+    g, _ = runplots.gantt(platform, res.jobs)
+    g.update_layout(title=f"{name}: jobs on cores (Gantt)", margin={"l": 120, "r": 20, "t": 50, "b": 40})
+    o = runplots.overuse(res.timeline["overuse"])
+    o.update_layout(title=f"{name}: bandwidth over-use spans per processor (P1)",
+                    yaxis={"range": [-0.5, len(platform.procs) - 0.5]}, margin={"t": 50, "b": 40})
+    paths = [out / f"{name}-gantt.png", out / f"{name}-overuse.png"]
+    g.write_image(paths[0], width=900, height=520)
+    o.write_image(paths[1], width=900, height=420)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trace", help="SWF trace replacing the configs' (path from the current folder)")
+    ap.add_argument("--first-job", type=int, help="job lines to skip (default: the configs')")
+    ap.add_argument("--n-jobs", type=int, help="job lines to read (default: the configs', 100)")
+    ap.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 for the ratio spread")
+    ap.add_argument("--plots", metavar="DIR", help="write Gantt and over-use PNGs here (needs kaleido)")
+    a = ap.parse_args(argv)
+    cfgs = configs(a.trace, a.first_job, a.n_jobs)
+    platform = load_platform(cfgs["consolidation"].platform)
+    res = {n: simulate(cfg, seed=0, record_jobs=True, timeline=True) for n, cfg in cfgs.items()}
+    wl = cfgs["consolidation"].workload
+    load = res["consolidation"].load
+    print(f"platform gaia ({platform.n_cores} cores, {len(platform.procs)} processors); trace "
+          f"{Path(wl.path).name}, job lines {wl.first_job}..{wl.first_job + (wl.n_jobs or 0) - 1}, mode "
+          f"{wl.mode}: {load['loaded']} jobs loaded; shortest job first, no backfilling; seed 0\n")
+    thesis = {"energy_kwh": "0.57 (43% less)", "makespan_s": "about 1.2 (20% worse)",
+              "mean_turnaround_s": "about 1.2 (20% worse)", "mean_wait_s": "no waits"}
+    ex = {n: explain(r, platform) for n, r in res.items()}
+    print("| metric | consolidation (high_gflops) | spreading (high_mem_bw) | consolidation / spreading "
+          "| thesis consolidation / spreading |")
+    print("|---|---:|---:|---:|---|")
+    rows = [(k, res["consolidation"].metrics[k], res["spreading"].metrics[k], f)
+            for k, f in (("energy_kwh", "{:.1f}"), ("makespan_s", "{:.0f}"), ("mean_turnaround_s", "{:.0f}"),
+                         ("mean_wait_s", "{:.0f}"), ("mean_slowdown", "{:.3f}"), ("utilisation", "{:.4f}"))]
+    rows += [(k, ex["consolidation"][k], ex["spreading"][k], f)
+             for k, f in (("procs_used", "{:.0f}"), ("procs_per_job_mean", "{:.2f}"), ("overuse_proc_h", "{:.0f}"),
+                          ("p1_core_h", "{:.0f}"), ("p2_core_h", "{:.0f}"), ("p3_core_h", "{:.0f}"))]
+    for k, c, s, fmt in rows:
+        ratio = f"{c / s:.3f}" if s else "-"
+        print(f"| {k} | {fmt.format(c)} | {fmt.format(s)} | {ratio} | {thesis.get(k, '-')} |")
+
+    if a.seeds > 1:
+        keys = ("energy_kwh", "makespan_s", "mean_turnaround_s")
+        ratios = {k: [] for k in keys}
+        for seed in range(a.seeds):
+            m = {n: simulate(cfg, seed=seed).metrics for n, cfg in cfgs.items()}
+            for k in keys:
+                ratios[k].append(m["consolidation"][k] / m["spreading"][k])
+        print(f"\nratios consolidation / spreading over seeds 0..{a.seeds - 1}: median [min, max]")
+        for k, v in ratios.items():
+            print(f"  {k}: {statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
+    if a.plots:
+        for n, r in res.items():
+            for p in write_pngs(Path(a.plots), platform, n, r):
+                print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
