@@ -14,6 +14,8 @@ in OUT_DIR/seedS.curves.json). Printed per seed (a markdown table):
 - final: the action with the highest final preference, and that preference;
 - loss: |loss| at the last episode and its maximum over the last 50 episodes.
 The PNG shows seed `--plot-seed` (default the first): losses, rewards, action preferences.
+`--set scheduler.learning_rate=0.0005` (repeatable) trains a copy of the config written to
+OUT_DIR/config.yaml with those dotted-path values changed.
 """
 
 from __future__ import annotations
@@ -86,13 +88,27 @@ def main() -> None:
     ap.add_argument("--out-dir", default="runs/thesis-5.4")
     ap.add_argument("--png", default=None)
     ap.add_argument("--plot-seed", type=int, default=None)
+    ap.add_argument("--set", action="append", default=[], help="PATH=VALUE, e.g. scheduler.learning_rate=0.0005")
     args = ap.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    config = args.config
+    if args.set:
+        import yaml
+
+        from paretosched.config import load_config
+        from paretosched.search.space import set_path
+
+        data = load_config(args.config).model_dump(mode="json", exclude_none=True)
+        for item in args.set:
+            key, _, value = item.partition("=")
+            set_path(data, key, yaml.safe_load(value))
+        config = str(out / "config.yaml")
+        Path(config).write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     exe = Path(sys.executable).with_name("paretosched")
     rows = {}
     for s in args.seeds:
-        subprocess.run([str(exe) if exe.exists() else "paretosched", "train", args.config, "--seed", str(s),
+        subprocess.run([str(exe) if exe.exists() else "paretosched", "train", config, "--seed", str(s),
                         "--out", str(out / f"seed{s}.npz"), "--quiet"], check=True, stdout=subprocess.DEVNULL)
         rows[s] = summarise(json.loads((out / f"seed{s}.curves.json").read_text()))
     print("| seed | rewards (value: episodes) | last_6.0 | spread_from | diverged_from | final (pref) | loss last | max loss last 50 |")
@@ -102,9 +118,13 @@ def main() -> None:
         print(f"| {s} | {rew} | {r['last_6.0']} | {r['spread_from']} | {r['diverged_from']} | "
               f"{r['final']} ({r['final_pref']:.3f}) | {r['loss_last']:.2g} | {r['loss_max_last50']:.2g} |")
     if args.png:
+        from paretosched.config import load_config
+
+        sp = load_config(config).scheduler
         s = args.seeds[0] if args.plot_seed is None else args.plot_seed
         plot(json.loads((out / f"seed{s}.curves.json").read_text()), Path(args.png),
-             f"thesis 5.4 on the twin: REINFORCE 3x16, lr 0.005, 350 episodes (seed {s})")
+             f"thesis 5.4 on the twin: {sp.agent} {sp.hidden_layers}x{sp.hidden_units}, lr {sp.learning_rate:g}, "
+             f"{sp.episodes} episodes (seed {s})")
 
 
 if __name__ == "__main__":
