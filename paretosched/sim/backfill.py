@@ -3,8 +3,8 @@
 The blocked head job gets a reservation: the shadow time is the earliest estimated end of
 running jobs after which the head fits, where a running job's estimated end comes from its
 *requested* operations left and the current speed of its cores (what a real scheduler knows).
-The head's cores at that time are chosen by the same resource policy, on the platform as it
-would be then. Another queued job may start now if its own estimate (requested time on the
+The reserved cores are, preferably, cores those jobs release (then free-now cores), which on a
+homogeneous machine is classic count-based EASY: backfilled jobs may use the "extra" cores. Another queued job may start now if its own estimate (requested time on the
 cores it would get) ends by the shadow time, or if it leaves the reserved cores and the head's
 memory untouched. With exact estimates and no interference the head never starts later than
 its reservation (a tested invariant); with interference, backfilled jobs may slow running ones.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from paretosched.sim.policies import JobSelector, ResourceSelector
+from paretosched.sim.policies import JobSelector, ResourceSelector, _take_once
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
@@ -80,7 +80,12 @@ def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, d
                 usable[node] = u
             if usable_total < head.size:
                 continue
-            alloc = rsel.allocate(head)
+            # Reserve preferably cores released by then, in the policy's order: free-now cores stay
+            # available to backfilling (on a homogeneous machine this is classic count-based EASY).
+            # The head still gets its cores by the policy when it starts; this only sets the guarantee.
+            ranked = rsel.ranked()
+            order = [p for p in ranked if p in released_cores] + [p for p in ranked if p not in released_cores]
+            alloc = _take_once(order, head.size, head.mem, None, None)
             if alloc is not None:
                 shadow = estimated_end(job, now)
                 break

@@ -1,13 +1,20 @@
 """Job-selection and resource-selection policies of thesis table 3.2, as strategy functions.
 
-Job policies pick the next job of the queue. Resource policies rank processors (keys are
-evaluated once per job, as HDeepRM sorts its core pool once per decision) and the allocator
-takes free cores in that order, honouring node memory (a hard limit) and, when asked, a
-bandwidth cap. Ties always break on platform order, so every run is deterministic.
+Job policies pick the next job of the queue. Resource policies choose cores, honouring node
+memory (a hard limit) and, when asked, a bandwidth cap:
+- static keys (`high_gflops`: peak x DVFS; `low_power`: busy-core power) rank processors once
+  and the allocator takes free cores in that order (consolidation);
+- dynamic keys (`high_cores`, `high_mem`, `high_mem_bw`) are re-evaluated after every core taken,
+  counting what the job itself has taken so far, as HDeepRM's `get_resources` re-sorts its core
+  pool after each pick: a multi-core job spreads over the processors (or nodes) with the most
+  free cores, memory or bandwidth;
+- `random` takes a random free core, then its processor's other free cores.
+Ties always break on platform order, so every run is deterministic.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import random
 from typing import Any, Callable
@@ -97,6 +104,7 @@ class ResourceSelector:
         return ranked
 
     def _rank(self) -> list[ProcState]:
+        """Processors in preference order now (dynamic policies: before the job takes anything)."""
         name = self.name
         if self._static is not None:
             return self._static
@@ -119,9 +127,72 @@ class ResourceSelector:
         """
         if self.name == "random":
             return self._allocate_random(job, limits, mem_limits)
+        if self._static is None:
+            return self._allocate_per_core(job, limits, mem_limits)
         if ranked is None:
             ranked = self.ranked()
         return _take(ranked, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)
+
+    def _allocate_per_core(self, job: Any, limits: dict[int, int] | None,
+                           mem_limits: dict[int, float] | None) -> Alloc | None:
+        """Dynamic policies: pick one core at a time on the best processor given what is taken."""
+        candidates = [p for p in self.procs if p.free]
+        # whether the job fits does not depend on the order: check cheaply before ranking per core
+        if _take_once(candidates, job.size, job.mem, limits, mem_limits) is None:
+            return None
+        name, bw, mem = self.name, job.bw, job.mem
+        taken: dict[ProcState, int] = {}
+        node_mem: dict[Any, float] = {}
+
+        def mem_left(node: Any) -> float:
+            left = node_mem.get(node)
+            if left is None:
+                left = node.mem_free
+                if mem_limits is not None and node.idx in mem_limits:
+                    left = min(left, mem_limits[node.idx])
+            return left
+
+        def value(p: ProcState) -> float:
+            if name == "high_cores":
+                return len(p.free) - taken.get(p, 0)
+            if name == "high_mem":
+                return mem_left(p.node)
+            return p.bw_cap - p.bw_used - taken.get(p, 0) * bw
+
+        def room(p: ProcState, cap: float | None) -> bool:
+            have = taken.get(p, 0)
+            if have >= len(p.free):
+                return False
+            if limits is not None and p.idx in limits and have >= limits[p.idx]:
+                return False
+            if mem > 0 and p.node.mem_cap < math.inf and mem_left(p.node) < mem - 1e-9:
+                return False
+            return cap is None or p.bw_used + (have + 1) * bw <= cap * p.bw_cap + 1e-9
+
+        prefer_on = self.prefer_on
+        need = job.size
+        for cap in ((self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)):
+            heap = [(_power_rank(p) if prefer_on else 0, -value(p), p.idx, p) for p in candidates if room(p, cap)]
+            heapq.heapify(heap)
+            while heap and need:
+                rank, neg, idx, p = heapq.heappop(heap)
+                if not room(p, cap):
+                    continue
+                current = -value(p)
+                if current != neg:  # its key fell since it was pushed (a sibling took node memory)
+                    heapq.heappush(heap, (rank, current, idx, p))
+                    continue
+                taken[p] = taken.get(p, 0) + 1
+                if mem > 0 and p.node.mem_cap < math.inf:
+                    node_mem[p.node] = mem_left(p.node) - mem
+                need -= 1
+                if room(p, cap):
+                    heapq.heappush(heap, (rank, -value(p), idx, p))
+            if not need:
+                break
+        if need:
+            return None  # cannot happen after the feasibility check; kept as a guard
+        return list(taken.items())
 
     def _allocate_random(self, job: Any, limits: dict[int, int] | None,
                          mem_limits: dict[int, float] | None) -> Alloc | None:

@@ -175,7 +175,7 @@ class Twin:
         mem = job.mem
         for p, k in alloc:
             free = p.free
-            cores = free[-k:]  # the lowest free core numbers (the list is kept descending)
+            cores = free[:-k - 1:-1]  # the lowest free core numbers, ascending (the list is kept descending)
             del free[-k:]
             taken.append((p, cores))
             node = p.node

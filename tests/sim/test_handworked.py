@@ -113,3 +113,13 @@ def test_metrics_formulas(run):
     assert m["mean_slowdown"] == pytest.approx((1 + 105 / 5) / 2)
     assert m["mean_bsld"] == pytest.approx((1 + 105 / 10) / 2)
     assert m["n_jobs"] == 2
+
+
+@pytest.mark.parametrize("policy,cores", [("high_mem_bw", "0 2"), ("high_cores", "0 2"), ("high_gflops", "2 3"),
+                                          ("low_power", "0 1")])
+def test_dynamic_policies_rerank_after_each_core(run, policy, cores):
+    # one 2-core job of 24 GB/s per core on two-socket: dynamic policies re-rank after each core
+    # (HDeepRM's get_resources), so the second core goes to the other processor; static ones consolidate
+    res = run("two-socket", [{"submit_s": 0, "cores": 2, "run_s": 5, "bw_gbs": 24}],
+              scheduler={"resource_policy": policy})
+    assert res.jobs[0]["core_ids"] == cores

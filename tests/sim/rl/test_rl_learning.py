@@ -35,17 +35,22 @@ def _pair_energy(prep, cfg_data, pair, seed):
     return simulate(cfg, seed=seed, prepared=prep).metrics["energy_kwh"]
 
 
+@pytest.mark.slow
 def test_trained_agent_saves_energy_on_gaia_mini(monkeypatch):
-    """Objective energy: no worse than the worst allowed pair, better than choosing pairs at random."""
+    """Objective energy: no worse than the worst allowed pair, better than choosing pairs at random.
+
+    Over four seeds (each seed draws its own enrichment and training): a single seed's training
+    windows can favour a pair that is not the best on the evaluation window, so the claim is
+    made for the mean, and "no worse than the worst pair" for every seed.
+    """
     sched = {"kind": "rl", "agent": "reinforce", "actions": PLACEMENT, "reward": "energy", "gamma": 0.0,
-             "learning_rate": 0.02, "episodes": 8, "train_window_jobs": 250, "train_window_count": 2}
+             "learning_rate": 0.02, "episodes": 16, "train_window_jobs": 250, "train_window_count": 2}
     cfg = config_from_dict({**HPC2N, "scheduler": sched})
     prep = prepare(cfg)
-    seed = 0
-    trained = simulate(cfg, seed=seed, prepared=prep)
-    pairs = {p: _pair_energy(prep, HPC2N, p, seed) for p in PLACEMENT}
-    # uniformly random choice among the pairs: the RL scheduler driven by a uniform sampler
+
     class Uniform:
+        """Uniformly random choice among the pairs: the RL scheduler driven by a uniform sampler."""
+
         def __init__(self, rng):
             self.rng = rng
 
@@ -53,17 +58,20 @@ def test_trained_agent_saves_energy_on_gaia_mini(monkeypatch):
             return int(self.rng.integers(len(PLACEMENT))), np.full(len(PLACEMENT), 1 / len(PLACEMENT))
 
     untrained = config_from_dict({**HPC2N, "scheduler": {**sched, "episodes": 0}})
-    random_energy = []
-    for s in range(3):
-        sampler = Uniform(np.random.default_rng(100 + s))
+    trained_e, random_e = [], []
+    for seed in range(4):
+        trained = simulate(cfg, seed=seed, prepared=prep)
+        e = trained.metrics["energy_kwh"]
+        pairs = {p: _pair_energy(prep, HPC2N, p, seed) for p in PLACEMENT}
+        assert e <= max(pairs.values()) + 1e-9, (seed, e, pairs)
+        # it learned to avoid the worst pair (random placement)
+        prefs = trained.training["curves"]["preferences"]
+        assert prefs[-1][0] < prefs[0][0]
+        sampler = Uniform(np.random.default_rng(100 + seed))
         monkeypatch.setattr(run_mod, "build_scheduler",
                             lambda twin, spec, rng, agent=None: RLScheduler(twin, spec, sampler, rng, None))
-        random_energy.append(simulate(untrained, seed=seed, prepared=prep).metrics["energy_kwh"])
-    monkeypatch.undo()
-    e = trained.metrics["energy_kwh"]
-    assert e <= max(pairs.values()) + 1e-9
-    print(f"trained {e:.2f} kWh, random choice {random_energy}, pairs {pairs}")
-    assert e < float(np.mean(random_energy)), (e, random_energy, pairs)
-    # it learned to avoid the worst pair (random placement)
-    prefs = trained.training["curves"]["preferences"]
-    assert prefs[-1][0] < prefs[0][0]
+        random_e.append(simulate(untrained, seed=seed, prepared=prep).metrics["energy_kwh"])
+        monkeypatch.undo()
+        trained_e.append(e)
+    print(f"trained {trained_e} kWh, random choice {random_e}")
+    assert np.mean(trained_e) < np.mean(random_e), (trained_e, random_e)
