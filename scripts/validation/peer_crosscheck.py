@@ -124,9 +124,8 @@ def attribute(ps: dict, acc: dict, ref: dict, jobs: list, tol: float, out: Path)
     """Pin each paretosched-vs-AccaSim disagreement on a step of a chain of exact reproductions.
 
     FCFS: paretosched = textbook FCFS; AccaSim = textbook FCFS + AccaSim's handling of zero-run
-    jobs (quirks c, d). EASY: paretosched = textbook EASY with a node-set reservation; then
-    step 1 turns the reservation into a processor count (classic EASY), step 2 adds AccaSim's
-    quirk (b) (backfill whatever fits now; with c, d), step 3 adds quirk (a) (the head's
+    jobs (quirks c, d). EASY: paretosched = textbook (count-based) EASY; step 1 adds AccaSim's
+    quirk (b) (backfill whatever fits now; with c, d), step 2 adds quirk (a) (the head's
     reservation time fixed once) = AccaSim. A job is listed under every step that moves its start.
     """
     zero = sorted(jid for _, jid, run, _, _ in jobs if run == 0)
@@ -144,9 +143,9 @@ def attribute(ps: dict, acc: dict, ref: dict, jobs: list, tol: float, out: Path)
             w.writerow([j, f"{_wait(ps['fcfs'], j):.6g}", f"{_wait(acc['fcfs'], j):.6g}", p_ok, a_ok])
     print(f"FCFS: {len(diff)} jobs differ ({' '.join(map(str, diff)) or '-'}); {pinned} of them are "
           f"reproduced exactly by adding AccaSim's zero-run-job handling to the textbook FCFS")
-    chain = [("paretosched", ps["easy"]), ("textbook_nodes", ref["easy_nodes"]), ("textbook_count", ref["easy"]),
+    chain = [("paretosched", ps["easy"]), ("textbook_count", ref["easy"]),
              ("quirk_b", ref["mimic_b"]), ("quirk_a_accasim_mimic", ref["mimic"]), ("accasim", acc["easy"])]
-    steps = [("reservation_count_not_nodes", 1, 2), ("accasim_quirk_b", 2, 3), ("accasim_quirk_a", 3, 4)]
+    steps = [("accasim_quirk_b", 1, 2), ("accasim_quirk_a", 2, 3)]
     diff = [j for j in sorted(ps["easy"]) if abs(_wait(ps["easy"], j) - _wait(acc["easy"], j)) > tol]
     counts = {name: 0 for name, _, _ in steps}
     unexplained = []
@@ -156,15 +155,14 @@ def attribute(ps: dict, acc: dict, ref: dict, jobs: list, tol: float, out: Path)
         for j in diff:
             moved = [abs(_wait(chain[x][1], j) - _wait(chain[y][1], j)) > tol for _, x, y in steps]
             ends_ok = (abs(_wait(chain[0][1], j) - _wait(chain[1][1], j)) <= tol
-                       and abs(_wait(chain[4][1], j) - _wait(chain[5][1], j)) <= tol)
+                       and abs(_wait(chain[3][1], j) - _wait(chain[4][1], j)) <= tol)
             if not any(moved) or not ends_ok:
                 unexplained.append(j)
             for (name, _, _), m in zip(steps, moved):
                 counts[name] += m
             w.writerow([j] + [f"{_wait(r, j):.6g}" for _, r in chain] + [int(m) for m in moved])
-    print(f"EASY: {len(diff)} jobs differ; moved by step 1 (reservation as a count, not a node set): "
-          f"{counts['reservation_count_not_nodes']}, step 2 (AccaSim quirk b): {counts['accasim_quirk_b']}, "
-          f"step 3 (AccaSim quirk a): {counts['accasim_quirk_a']}; not pinned: {len(unexplained)}"
+    print(f"EASY: {len(diff)} jobs differ; moved by step 1 (AccaSim quirk b): {counts['accasim_quirk_b']}, "
+          f"step 2 (AccaSim quirk a): {counts['accasim_quirk_a']}; not pinned: {len(unexplained)}"
           + (f" ({' '.join(map(str, unexplained[:20]))})" if unexplained else ""))
     print(f"per-job attribution: {out / 'fcfs_attribution.csv'}, {out / 'easy_attribution.csv'}")
 
@@ -196,7 +194,6 @@ def main(argv: list[str] | None = None) -> int:
     variants = (
         ("fcfs", lambda: reference.textbook(jobs, a.procs, False)),
         ("easy", lambda: reference.textbook(jobs, a.procs, True)),
-        ("easy_nodes", lambda: reference.textbook(jobs, a.procs, True, reserve="nodes")),
         ("mimic_fcfs", lambda: reference.accasim_fcfs(jobs, a.procs)),
         ("mimic_b", lambda: reference.accasim_easy(jobs, a.procs, reservation_once=False)),
         ("mimic", lambda: reference.accasim_easy(jobs, a.procs)),
@@ -238,7 +235,6 @@ def main(argv: list[str] | None = None) -> int:
                  ("FCFS", "AccaSim vs AccaSim-FCFS mimic", acc["fcfs"], ref["mimic_fcfs"]),
                  ("EASY", "paretosched vs AccaSim", ps["easy"], acc["easy"]), pairs[1],
                  ("EASY", "AccaSim vs AccaSim mimic", acc["easy"], ref["mimic"])]
-    pairs.append(("EASY", "paretosched vs textbook, node-set reservation", ps["easy"], ref["easy_nodes"]))
     print("\n| policy | comparison | jobs compared | identical starts | agreement | first differing job ids |")
     print("|---|---|---:|---:|---:|---|")
     diffs: dict[str, list[int]] = {}

@@ -20,24 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from paretosched.config import load_config
 from paretosched.sim.run import simulate
+from thesis_common import REPO, configs
 
-REPO = Path(__file__).resolve().parents[2]
 CONFIGS = {"first": REPO / "studies/thesis/5.2-first-high_gflops.yaml",
            "shortest": REPO / "studies/thesis/5.2-shortest-high_gflops.yaml"}
 THESIS = {"mean_slowdown_ratio": 33.5, "max_slowdown_ratio": 93.0}
-
-
-def configs(trace: str | None, first_job: int | None, n_jobs: int | None):
-    out = {}
-    for name, path in CONFIGS.items():
-        cfg = load_config(path)
-        wl = cfg.workload.model_copy(update={k: v for k, v in {
-            "path": str(Path(trace).resolve()) if trace else None, "first_job": first_job, "n_jobs": n_jobs,
-        }.items() if v is not None})
-        out[name] = cfg.model_copy(update={"workload": wl})
-    return out
 
 
 def window_stats(res) -> dict[str, float]:
@@ -62,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-jobs", type=int, help="job lines to read (default: the configs', 1000)")
     ap.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 for the ratio spread")
     a = ap.parse_args(argv)
-    cfgs = configs(a.trace, a.first_job, a.n_jobs)
+    cfgs = configs(CONFIGS, a.trace, a.first_job, a.n_jobs)
     wl = cfgs["first"].workload
     res = {name: simulate(cfg, seed=0, record_jobs=True, timeline=True) for name, cfg in cfgs.items()}
     load = res["first"].load

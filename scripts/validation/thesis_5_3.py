@@ -19,24 +19,12 @@ import statistics
 import sys
 from pathlib import Path
 
-from paretosched.config import load_config
 from paretosched.sim.platform import load_platform
 from paretosched.sim.run import simulate
+from thesis_common import REPO, configs
 
-REPO = Path(__file__).resolve().parents[2]
 CONFIGS = {"consolidation": REPO / "studies/thesis/5.3-consolidation.yaml",
            "spreading": REPO / "studies/thesis/5.3-spreading.yaml"}
-
-
-def configs(trace: str | None, first_job: int | None, n_jobs: int | None):
-    out = {}
-    for name, path in CONFIGS.items():
-        cfg = load_config(path)
-        wl = cfg.workload.model_copy(update={k: v for k, v in {
-            "path": str(Path(trace).resolve()) if trace else None, "first_job": first_job, "n_jobs": n_jobs,
-        }.items() if v is not None})
-        out[name] = cfg.model_copy(update={"workload": wl})
-    return out
 
 
 def explain(res, platform) -> dict[str, float]:
@@ -83,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 for the ratio spread")
     ap.add_argument("--plots", metavar="DIR", help="write Gantt and over-use PNGs here (needs kaleido)")
     a = ap.parse_args(argv)
-    cfgs = configs(a.trace, a.first_job, a.n_jobs)
+    cfgs = configs(CONFIGS, a.trace, a.first_job, a.n_jobs)
     platform = load_platform(cfgs["consolidation"].platform)
     res = {n: simulate(cfg, seed=0, record_jobs=True, timeline=True) for n, cfg in cfgs.items()}
     wl = cfgs["consolidation"].workload

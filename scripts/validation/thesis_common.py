@@ -1,0 +1,21 @@
+"""What the thesis-experiment scripts share: configs from studies/thesis/ with a window override."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paretosched.config import SimConfig, load_config
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def configs(paths: dict[str, Path], trace: str | None, first_job: int | None,
+            n_jobs: int | None) -> dict[str, SimConfig]:
+    """Each named config, with the workload's trace/window replaced where given."""
+    out = {}
+    for name, path in paths.items():
+        cfg = load_config(path)
+        update = {"path": str(Path(trace).resolve()) if trace else None, "first_job": first_job, "n_jobs": n_jobs}
+        wl = cfg.workload.model_copy(update={k: v for k, v in update.items() if v is not None})
+        out[name] = cfg.model_copy(update={"workload": wl})
+    return out
