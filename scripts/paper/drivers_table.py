@@ -8,6 +8,10 @@ ranges, then per objective the Lasso's R^2 and its largest coefficients (RUN/ana
 objective units per unit of the gene on the paper's 1-100 scale; one-hot choices as `gene=value`),
 and the genes whose coefficients are zero in every fit. Then, as Kell et al.'s figures 6-10 do with
 violins, how each choice/bool gene's values are spread on the front vs over all search evaluations.
+With `--all`, also one Lasso per objective over *every* successful search evaluation (paretosched's
+own design matrix and LassoCV; mean_bsld as log10, since it spans orders of magnitude): a reading
+that does not depend on a front of a handful of points.
+`--analysis DIR` reads RUN/DIR instead (e.g. the output of `analyse --on population --out ...`).
 """
 
 from __future__ import annotations
@@ -33,13 +37,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run")
     ap.add_argument("--top", type=int, default=6)
+    ap.add_argument("--analysis", default="analysis", help="folder of the analyse output inside RUN")
+    ap.add_argument("--all", action="store_true", help="also a Lasso over every search evaluation")
     args = ap.parse_args()
-    a = Path(args.run) / "analysis"
+    a = Path(args.run) / args.analysis
     clusters = pd.read_csv(a / "clusters.csv")
     lasso = pd.read_csv(a / "lasso.csv")
     run = load_run(args.run)
     objs = run.objectives
-    print(f"{run.study_name}: front of {len(clusters)} points, clusters "
+    print(f"{run.study_name}: {len(clusters)} clustered points, clusters "
           + ", ".join(f"{c}: {n}" for c, n in clusters["cluster"].value_counts().sort_index().items()))
     for c, grp in clusters.groupby("cluster"):
         rng = "; ".join(f"{o} {grp[o].min():.3g}-{grp[o].max():.3g}" for o in objs)
@@ -76,6 +82,24 @@ def main() -> None:
         if info.numeric:
             fv, ov = pd.to_numeric(front[g]), pd.to_numeric(ok[g])
             print(f"  {short(g)}: {fv.median():.3g} ({fv.min():.3g}-{fv.max():.3g}) vs {ov.median():.3g}")
+    if args.all:
+        import numpy as np
+
+        from paretosched.analysis.drivers import design_matrix, fit_lasso
+
+        X = design_matrix(ok, run.genes)
+        print(f"\nLasso over all {len(ok)} successful search evaluations (coefficients per unit of the 1-100 scale):")
+        for o in objs:
+            y = ok[o].to_numpy(float)
+            name = o
+            if o == "mean_bsld":
+                y, name = np.log10(y), "log10(mean_bsld)"
+            fit = fit_lasso(X, y)
+            coef = sorted(((f, v) for f, v in fit["coef"].items() if v != 0), key=lambda t: -abs(t[1]))
+            zero = sorted({f.split("=")[0] for f in X.columns} - {f.split("=")[0] for f, _ in coef})
+            print(f"  {name}: R^2 {fit['r2']:.2f} ({fit['method']}); "
+                  + ", ".join(f"{short(f)} {v:+.3g}" for f, v in coef[:args.top]))
+            print(f"    zero: {', '.join(short(z) for z in zero) or 'none'}")
 
 
 if __name__ == "__main__":
