@@ -172,7 +172,17 @@ class ResourceSelector:
         prefer_on = self.prefer_on
         need = job.size
         for cap in ((self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)):
-            heap = [(_power_rank(p) if prefer_on else 0, -value(p), p.idx, p) for p in candidates if room(p, cap)]
+            # keys built inline (nothing taken yet: value(p) reduces to these); room is checked at pop
+            if taken:
+                heap = [(_power_rank(p) if prefer_on else 0, -value(p), p.idx, p) for p in candidates]
+            elif name == "high_mem_bw":
+                heap = [(0, p.bw_used - p.bw_cap, p.idx, p) for p in candidates]
+            elif name == "high_cores":
+                heap = [(0, -len(p.free), p.idx, p) for p in candidates]
+            else:
+                heap = [(0, -mem_left(p.node), p.idx, p) for p in candidates]
+            if prefer_on and not taken:
+                heap = [(_power_rank(e[3]), e[1], e[2], e[3]) for e in heap]
             heapq.heapify(heap)
             while heap and need:
                 rank, neg, idx, p = heapq.heappop(heap)
@@ -196,13 +206,11 @@ class ResourceSelector:
 
     def _allocate_random(self, job: Any, limits: dict[int, int] | None,
                          mem_limits: dict[int, float] | None) -> Alloc | None:
-        # a random free core first, then its processor's other free cores: each processor's chance
-        # to come first is proportional to its free cores
-        pool = [p for p in self.procs for _ in range(len(p.free))]
-        if len(pool) < job.size:
-            return None
-        self.rng.shuffle(pool)
-        order = list(dict.fromkeys(pool))
+        # Processors in a random order weighted by their free cores, without replacement
+        # (Efraimidis-Spirakis keys u^(1/w)): the first is the processor of a uniformly random free
+        # core, and so on. O(processors) per job, where shuffling every free core was O(cores).
+        rnd = self.rng.random
+        order = sorted((p for p in self.procs if p.free), key=lambda p: rnd() ** (1.0 / len(p.free)), reverse=True)
         if self.prefer_on:
             order.sort(key=_power_rank)
         return _take(order, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)
