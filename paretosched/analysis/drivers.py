@@ -129,7 +129,19 @@ def design_matrix(genomes: pd.DataFrame, genes: dict[str, GeneInfo]) -> pd.DataF
 
 
 def _same(a: object, b: object) -> bool:
-    # 1 == True in Python; a choice of [1, true] must keep them apart
+    """Does logged gene value `a` equal choice value `b`?
+
+    The log comes back through JSON and pandas: an int choice may read as a float (60 -> 60.0)
+    and null as NaN. Numbers compare by value, null matches None/NaN, but booleans stay apart
+    from numbers (1 == True in Python, and a choice of [1, true] must keep them apart).
+    """
+    if b is None or (isinstance(b, float) and math.isnan(b)):
+        return a is None or (isinstance(a, (float, np.floating)) and math.isnan(a))
+    a_bool, b_bool = isinstance(a, (bool, np.bool_)), isinstance(b, (bool, np.bool_))
+    if a_bool or b_bool:
+        return a_bool and b_bool and bool(a) == bool(b)
+    if isinstance(a, (int, float, np.integer, np.floating)) and isinstance(b, (int, float, np.integer, np.floating)):
+        return float(a) == float(b)
     return type(a) is type(b) and a == b
 
 

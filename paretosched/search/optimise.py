@@ -155,9 +155,9 @@ class SearchRun:
 
     # ----------------------------------------------------------------------------------------
     def _baselines(self) -> None:
-        from paretosched.search.study import deep_merge
+        from paretosched.search.study import baseline_config
 
-        specs = [Spec("baseline", deep_merge(self.study.base, over), self.seeds, name=name)  # type: ignore[arg-type]
+        specs = [Spec("baseline", baseline_config(self.study.base, over), self.seeds, name=name)  # type: ignore[arg-type]
                  for name, over in self.study.baselines.items()]
         ids = self.ledger.submit(specs, self.engine, -1)
         self.state["baseline_ids"] = dict(zip(self.study.baselines, ids))

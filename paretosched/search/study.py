@@ -276,7 +276,7 @@ def resolve_study(study: Study, path: Path) -> Study:
     for gene_path, gene in study.search.items():
         _check_gene(base, gene_path, gene, src)
     for bname, override in study.baselines.items():
-        merged = deep_merge(base, override)
+        merged = baseline_config(base, override)
         try:
             config_from_dict(merged, f"{src}: baselines.{bname}")
         except UserError as exc:
@@ -341,6 +341,22 @@ def _resolve_base(base: dict[str, Any] | str, path: Path) -> dict[str, Any]:
     else:
         cfg = config_from_dict(base, f"{path}: base").resolved(path.parent)
     return cfg.model_dump(mode="json")
+
+
+def baseline_config(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """A baseline's config: its override merged onto the study's base config.
+
+    A baseline of another scheduler kind (a classic FCFS beside an RL study) gets its own
+    scheduler section, not the base's fields of the other kind merged into it.
+    """
+    sched = override.get("scheduler")
+    base_kind = (base.get("scheduler") or {}).get("kind", "classic")
+    if isinstance(sched, dict) and sched.get("kind", base_kind) != base_kind:
+        merged = deep_merge({k: v for k, v in base.items() if k != "scheduler"},
+                           {k: v for k, v in override.items() if k != "scheduler"})
+        merged["scheduler"] = dict(sched)
+        return merged
+    return deep_merge(base, override)
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:

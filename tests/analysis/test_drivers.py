@@ -120,3 +120,23 @@ def test_lasso_table_per_cluster_and_objective() -> None:
     noise = table[table["cluster"] == -1]
     assert len(noise) == 2 and noise["feature"].eq("").all() and noise["note"].str.contains("too few").all()
     assert any("cluster -1" in n for n in notes)
+
+
+def test_int_and_null_choice_values_survive_the_log_round_trip():
+    # the log comes back as floats and NaN: 60 -> 60.0, null -> NaN; the one-hot columns must still vary
+    import math
+
+    import pandas as pd
+
+    from paretosched.analysis.drivers import design_matrix
+    from paretosched.analysis.rundata import GeneInfo
+
+    g = "scheduler.power_off_idle_s"
+    genes = {g: GeneInfo(path=g, type="choice", values=[None, 60, 600])}
+    X = design_matrix(pd.DataFrame({g: [60.0, 600.0, math.nan]}), genes)
+    assert X.to_dict("list") == {f"{g}=None": [1.0, 1.0, 100.0], f"{g}=60": [100.0, 1.0, 1.0],
+                                 f"{g}=600": [1.0, 100.0, 1.0]}
+    # booleans and numbers stay apart
+    genes = {"x": GeneInfo(path="x", type="choice", values=[1, True])}
+    X = design_matrix(pd.DataFrame({"x": pd.Series([1, True], dtype=object)}), genes)
+    assert X["x=1"].tolist() == [100.0, 1.0] and X["x=True"].tolist() == [1.0, 100.0]

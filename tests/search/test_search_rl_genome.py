@@ -30,6 +30,8 @@ STUDY = {
     "budget": {"generations": 2},
     "algorithm": {"pop_size": 6},
     "parallel": {"workers": 1},
+    # a classic baseline beside an RL study gets its own scheduler section
+    "baselines": {"fcfs": {"scheduler": {"kind": "classic", "job_policy": "first", "resource_policy": "high_gflops"}}},
 }
 
 
@@ -37,7 +39,14 @@ def test_rl_genes_decode_and_run(tmp_path: Path) -> None:
     study = tmp_path / "study.yaml"
     study.write_text(yaml.safe_dump(STUDY, sort_keys=False))
     run_dir = run_quiet(study, tmp_path / "run")
-    rows = [r for r in read_evaluations(run_dir) if r["kind"] == "search"]
+    logged = read_evaluations(run_dir)
+    (fcfs,) = [r for r in logged if r["kind"] == "baseline"]
+    assert fcfs["status"] == "ok" and fcfs["config"]["scheduler"]["kind"] == "classic"
+    assert fcfs["config"]["scheduler"]["job_policy"] == "first" and "agent" not in fcfs["config"]["scheduler"]
+    # the rest of the base (platform, workload) is kept
+    assert fcfs["config"]["platform"] == "two-socket" and len(fcfs["config"]["workload"]["jobs"]) == 3
+    assert fcfs["metrics"]["n_jobs"] == 3
+    rows = [r for r in logged if r["kind"] == "search"]
     assert len(rows) >= 6 and all(r["status"] == "ok" for r in rows), [r["error"] for r in rows]
     for r in rows:
         sched = r["config"]["scheduler"]
