@@ -1,6 +1,6 @@
 """Screenshot a run's explorer with one front point clicked (for docs/README).
 
-    python scripts/screenshot_explorer.py RUN_DIR OUT.png [--pick-eval ID]
+    python scripts/screenshot_explorer.py RUN_DIR OUT.png [--pick-eval ID] [--log-y]
 
 Needs Debian's chromium + chromium-driver and selenium (the test extra).
 """
@@ -18,6 +18,7 @@ def main() -> None:
     ap.add_argument("run")
     ap.add_argument("out")
     ap.add_argument("--pick-eval", type=int, help="eval id to click (default: the balanced pick)")
+    ap.add_argument("--log-y", action="store_true", help="tick the explorer's log y-axis box")
     args = ap.parse_args()
 
     from selenium import webdriver
@@ -39,6 +40,8 @@ def main() -> None:
         drv.get(page.as_uri())
         WebDriverWait(drv, 30).until(lambda d: d.execute_script(
             "return document.getElementById('front-plot').dataset.ready === '1'"))
+        if args.log_y:
+            drv.find_element("id", "y-log").click()
         target = args.pick_eval
         if target is None:
             from paretosched.analysis.export import export_pick
