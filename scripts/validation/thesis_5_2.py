@@ -14,14 +14,13 @@ explain the numbers: job sizes, offered load and how long the cluster is full.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from paretosched.sim.run import simulate
-from thesis_common import REPO, configs
+from thesis_common import REPO, configs, print_ratios, seed_ratios
 
 CONFIGS = {"first": REPO / "studies/thesis/5.2-first-high_gflops.yaml",
            "shortest": REPO / "studies/thesis/5.2-shortest-high_gflops.yaml"}
@@ -78,14 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {k} | {fmt.format(f)} | {fmt.format(s)} | {ratio:.3f} | {thesis.get(k, '-')} |")
 
     if a.seeds > 1:
-        rows = {k: [] for k in ("mean_slowdown", "max_slowdown", "energy_kwh", "makespan_s")}
-        for seed in range(a.seeds):
-            m = {n: simulate(cfg, seed=seed).metrics for n, cfg in cfgs.items()}
-            for k in rows:
-                rows[k].append(m["first"][k] / m["shortest"][k])
+        rows = seed_ratios(cfgs, "first", "shortest", ("mean_slowdown", "max_slowdown", "energy_kwh", "makespan_s"),
+                           a.seeds)
         print(f"\nratios first / shortest over seeds 0..{a.seeds - 1} (hdeeprm draws): median [min, max]")
-        for k, v in rows.items():
-            print(f"  {k}: {statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
+        print_ratios(rows)
     return 0
 
 

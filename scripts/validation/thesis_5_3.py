@@ -21,7 +21,7 @@ from pathlib import Path
 
 from paretosched.sim.platform import load_platform
 from paretosched.sim.run import simulate
-from thesis_common import REPO, configs
+from thesis_common import REPO, configs, print_ratios, seed_ratios
 
 CONFIGS = {"consolidation": REPO / "studies/thesis/5.3-consolidation.yaml",
            "spreading": REPO / "studies/thesis/5.3-spreading.yaml"}
@@ -96,15 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {k} | {fmt.format(c)} | {fmt.format(s)} | {ratio} | {thesis.get(k, '-')} |")
 
     if a.seeds > 1:
-        keys = ("energy_kwh", "makespan_s", "mean_turnaround_s")
-        ratios = {k: [] for k in keys}
-        for seed in range(a.seeds):
-            m = {n: simulate(cfg, seed=seed).metrics for n, cfg in cfgs.items()}
-            for k in keys:
-                ratios[k].append(m["consolidation"][k] / m["spreading"][k])
+        ratios = seed_ratios(cfgs, "consolidation", "spreading", ("energy_kwh", "makespan_s", "mean_turnaround_s"),
+                             a.seeds)
         print(f"\nratios consolidation / spreading over seeds 0..{a.seeds - 1}: median [min, max]")
-        for k, v in ratios.items():
-            print(f"  {k}: {statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
+        print_ratios(ratios)
     if a.plots:
         for n, r in res.items():
             for p in write_pngs(Path(a.plots), platform, n, r):

@@ -19,3 +19,23 @@ def configs(paths: dict[str, Path], trace: str | None, first_job: int | None,
         wl = cfg.workload.model_copy(update={k: v for k, v in update.items() if v is not None})
         out[name] = cfg.model_copy(update={"workload": wl})
     return out
+
+
+def seed_ratios(cfgs: dict[str, SimConfig], num: str, den: str, keys: tuple[str, ...],
+                seeds: int) -> dict[str, list[float]]:
+    """metric(num) / metric(den) for each seed in 0..seeds-1 (each seed redraws the enrichment)."""
+    from paretosched.sim.run import simulate
+
+    rows: dict[str, list[float]] = {k: [] for k in keys}
+    for seed in range(seeds):
+        m = {n: simulate(cfg, seed=seed).metrics for n, cfg in cfgs.items()}
+        for k in keys:
+            rows[k].append(m[num][k] / m[den][k])
+    return rows
+
+
+def print_ratios(rows: dict[str, list[float]]) -> None:
+    import statistics
+
+    for k, v in rows.items():
+        print(f"  {k}: {statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
