@@ -134,7 +134,8 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
     twin.note_reservation(head, shadow)
     now = twin.now
     procs = twin.procs
-    ranked = rsel.ranked()
+    # only static rankings are reused (dynamic and random policies rank inside `allocate`)
+    ranked = rsel.ranked() if rsel.static else None
     long_cap = _long_capacity(procs, limits)
     # Resources only shrink during a pass, so a (size, memory) that failed once fails for every
     # larger job: these lists prune most allocator calls when the queue is deep.
@@ -154,7 +155,6 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
             slowest = min(p.speed * p.factor for p, _ in alloc)
             if now + job.req_ops / slowest <= shadow:
                 twin.start(job, alloc)
-                ranked = rsel.ranked()
                 long_cap = _long_capacity(procs, limits)
                 continue
         if size > long_cap or (long_fails and _dominated(long_fails, size, mem)):
@@ -171,7 +171,6 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
         twin.start(job, alloc)
         if twin.free_total == 0:
             break
-        ranked = rsel.ranked()
         long_cap = _long_capacity(procs, limits)
 
 

@@ -96,6 +96,11 @@ class ResourceSelector:
         else:
             self._static = None
 
+    @property
+    def static(self) -> bool:
+        """True when the ranking depends on nothing that changes (high_gflops, low_power)."""
+        return self._static is not None
+
     def ranked(self) -> list[ProcState]:
         ranked = self._rank()
         if self.prefer_on:

@@ -15,7 +15,7 @@ from paretosched.sim.metrics import compute_metrics
 from paretosched.sim.platform import Platform, load_platform
 from paretosched.sim.schedulers import build_scheduler
 from paretosched.sim.twin import Twin, make_rng
-from paretosched.sim.workload import LoadReport, RawJobs, build_jobs, raw_from_inline, read_swf
+from paretosched.sim.workload import RawJobs, build_jobs, raw_from_inline, read_swf
 
 
 @dataclass
@@ -98,7 +98,7 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
     twin.decide = sched.decide
     twin.run()
     metrics = compute_metrics(twin.done, twin.energy, platform.n_cores, twin.boots, twin.boot_energy)
-    out = RunResult(metrics, _load_dict(report), decisions=twin.decisions)
+    out = RunResult(metrics, report.as_dict(), decisions=twin.decisions)
     if agent is not None:
         out.training = {"curves": curves.as_dict() if curves is not None else None,
                         "eval_action_counts": dict(zip(sched.names, (int(c) for c in sched.counts)))}
@@ -109,10 +109,6 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
     if twin.timeline is not None:
         out.timeline = twin.timeline.frames()
     return out
-
-
-def _load_dict(report: LoadReport) -> dict[str, Any]:
-    return report.as_dict()
 
 
 def job_records(jobs: list[Any]) -> list[dict[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from paretosched.errors import UserError
@@ -26,7 +25,7 @@ class Group:
 
 class NodeState:
     __slots__ = ("idx", "procs", "mem_cap", "mem_free", "busy", "ncores", "power_state",
-                 "boot_s", "boot_j", "off_w", "idle_version", "ready_at", "waiters", "cluster")
+                 "boot_s", "boot_j", "off_w", "idle_version", "ready_at", "cluster")
 
     ON, OFF, BOOTING = 0, 1, 2
 
@@ -43,7 +42,6 @@ class NodeState:
         self.off_w = off_w
         self.idle_version = 0
         self.ready_at = 0.0
-        self.waiters: list[Any] = []
         self.cluster = cluster
 
 
@@ -76,9 +74,6 @@ class ProcState:
         self.power = ncores * self.p3_w
         self.over_since = -1.0
         self.t_acc = 0.0
-
-    def idle_power(self) -> float:
-        return self.ncores * self.p3_w
 
 
 def dvfs_power_fraction(freq: float, static: float, table: list[tuple[float, float]] | None) -> float:
@@ -121,5 +116,3 @@ def build_state(platform: Platform, p2: float, p3: float, static: float, freq: f
         procs.append(ps)
     return nodes, procs
 
-
-INF = math.inf

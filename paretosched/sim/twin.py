@@ -190,7 +190,6 @@ class Twin:
         job.nodes = tuple(dict.fromkeys(p.node.idx for p, _ in alloc))
         if booting:
             # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
-            job.ready = False
             ev = self.env.timeout(ready - self.env.now)
             ev.callbacks.append(lambda _ev: self._begin(job, taken))
         else:
@@ -200,7 +199,6 @@ class Twin:
         self._accumulate()
         now = self.env.now
         job.start = now
-        job.ready = True
         record = self.record
         tl = self.timeline
         bw = job.bw

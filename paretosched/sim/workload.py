@@ -69,7 +69,7 @@ class Job:
     """A job as the twin sees it. Static fields first, then the twin's run-time state."""
 
     __slots__ = ("id", "submit", "size", "req_time", "ops", "req_ops", "mem", "bw",
-                 "start", "end", "groups", "version", "energy", "nodes", "ready", "seq")
+                 "start", "end", "groups", "version", "energy", "nodes", "seq")
 
     def __init__(self, jid: int, submit: float, size: int, req_time: float, ops: float,
                  req_ops: float, mem: float, bw: float, seq: int) -> None:
@@ -88,7 +88,6 @@ class Job:
         self.version = 0
         self.energy = 0.0
         self.nodes: tuple[int, ...] = ()
-        self.ready = True
 
     def __repr__(self) -> str:
         return f"Job({self.id}, submit={self.submit}, size={self.size}, req={self.req_time})"
