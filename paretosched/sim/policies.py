@@ -23,6 +23,8 @@ from paretosched.sim.state import NodeState, ProcState
 
 Alloc = list[tuple[ProcState, int]]
 
+_DYNAMIC = ("high_cores", "high_mem", "high_mem_bw")
+
 
 def _key_first(j: Any) -> Any:
     return j.seq
@@ -95,6 +97,18 @@ class ResourceSelector:
             self._static = sorted(procs, key=lambda p: (p.busy_w, p.idx))
         else:
             self._static = None
+        # dynamic policies: a persistent heap of (rank, key, idx, stamp, proc) over processors with
+        # free cores, keyed as when nothing of the job is taken yet. Entries are re-pushed only for
+        # nodes the twin marked dirty since the last call (stale ones carry an old stamp and are
+        # dropped when they surface), so a job of k cores costs O(k log P), not a pass over every
+        # processor: that pass was most of the cost of runs on these policies (RL agents favour them).
+        self._heap: list[tuple[Any, ...]] = []
+        self._stamp = [0] * (max((p.idx for p in procs), default=-1) + 1)
+        self._dirty: dict[NodeState, None] = {}
+        if name in _DYNAMIC:
+            for node in {p.node: None for p in procs}:
+                node.watchers.append(self._dirty)
+                self._dirty[node] = None
 
     @property
     def static(self) -> bool:
@@ -138,13 +152,43 @@ class ResourceSelector:
             ranked = self.ranked()
         return _take(ranked, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)
 
+    def _entry(self, p: ProcState) -> tuple[Any, ...]:
+        """The index entry of `p` now (its key as if the job had taken nothing)."""
+        name = self.name
+        if name == "high_mem_bw":
+            key: float = p.bw_used - p.bw_cap
+        elif name == "high_cores":
+            key = -len(p.free)
+        else:
+            key = -p.node.mem_free
+        return (_power_rank(p) if self.prefer_on else 0, key, p.idx, self._stamp[p.idx], p)
+
+    def _sync(self) -> list[tuple[Any, ...]]:
+        """The index, brought up to date with the nodes changed since the last call."""
+        dirty, heap, stamp = self._dirty, self._heap, self._stamp
+        if dirty:
+            if len(heap) + 4 * len(dirty) > 3 * len(stamp) + 64:  # mostly stale entries: rebuild
+                for node in dirty:
+                    for p in node.procs:
+                        stamp[p.idx] += 1
+                heap = self._heap = [self._entry(p) for p in self.procs if p.free]
+                heapq.heapify(heap)
+            else:
+                for node in dirty:
+                    for p in node.procs:
+                        stamp[p.idx] += 1
+                        if p.free:
+                            heapq.heappush(heap, self._entry(p))
+            dirty.clear()
+        return heap
+
     def _allocate_per_core(self, job: Any, limits: dict[int, int] | None,
                            mem_limits: dict[int, float] | None) -> Alloc | None:
         """Dynamic policies: pick one core at a time on the best processor given what is taken."""
-        candidates = [p for p in self.procs if p.free]
-        # whether the job fits does not depend on the order: check cheaply before ranking per core
-        if _take_once(candidates, job.size, job.mem, limits, mem_limits) is None:
-            return None
+        if limits is not None or mem_limits is not None:
+            # EASY's reservation caps make misses common: rule them out with one cheap pass
+            if _take_once([p for p in self.procs if p.free], job.size, job.mem, limits, mem_limits) is None:
+                return None
         name, bw, mem = self.name, job.bw, job.mem
         taken: dict[ProcState, int] = {}
         node_mem: dict[Any, float] = {}
@@ -176,37 +220,55 @@ class ResourceSelector:
 
         prefer_on = self.prefer_on
         need = job.size
-        for cap in ((self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)):
-            # keys built inline (nothing taken yet: value(p) reduces to these); room is checked at pop
-            if taken:
-                heap = [(_power_rank(p) if prefer_on else 0, -value(p), p.idx, p) for p in candidates]
-            elif name == "high_mem_bw":
-                heap = [(0, p.bw_used - p.bw_cap, p.idx, p) for p in candidates]
-            elif name == "high_cores":
-                heap = [(0, -len(p.free), p.idx, p) for p in candidates]
+        index = self._sync()
+        stamp = self._stamp
+        borrowed: list[tuple[Any, ...]] = []
+        caps = (self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)
+        for cap in caps:
+            # Candidates come from two heaps: `index` (untouched processors, keyed as if nothing
+            # were taken: an upper bound of their value, since values only fall while the job
+            # takes cores) and `local` (processors re-keyed during this call). Room is checked at
+            # pop; an entry whose value fell since it was keyed goes back to `local` with its value
+            # now, so each pick is the exact best (rank, -value, idx), as a full re-sort would give.
+            for e in borrowed:  # the uncapped pass after a capped one starts afresh
+                heapq.heappush(index, e)
+            borrowed.clear()
+            if taken:  # ... and re-keys every candidate by what the capped pass took
+                local = [(_power_rank(p) if prefer_on else 0, -value(p), p.idx, 0, p)
+                         for p in self.procs if p.free]
+                heapq.heapify(local)
+                src = []
             else:
-                heap = [(0, -mem_left(p.node), p.idx, p) for p in candidates]
-            if prefer_on and not taken:
-                heap = [(_power_rank(e[3]), e[1], e[2], e[3]) for e in heap]
-            heapq.heapify(heap)
-            while heap and need:
-                rank, neg, idx, p = heapq.heappop(heap)
+                local, src = [], index
+            while need:
+                while src and src[0][3] != stamp[src[0][2]]:
+                    heapq.heappop(src)  # stale: its processor changed since it was pushed
+                if src and (not local or src[0] < local[0]):
+                    e = heapq.heappop(src)
+                    borrowed.append(e)
+                elif local:
+                    e = heapq.heappop(local)
+                else:
+                    break
+                rank, neg, idx, _, p = e
                 if not room(p, cap):
                     continue
                 current = -value(p)
                 if current != neg:  # its key fell since it was pushed (a sibling took node memory)
-                    heapq.heappush(heap, (rank, current, idx, p))
+                    heapq.heappush(local, (rank, current, idx, 0, p))
                     continue
                 taken[p] = taken.get(p, 0) + 1
                 if mem > 0 and p.node.mem_cap < math.inf:
                     node_mem[p.node] = mem_left(p.node) - mem
                 need -= 1
                 if room(p, cap):
-                    heapq.heappush(heap, (rank, -value(p), idx, p))
+                    heapq.heappush(local, (rank, -value(p), idx, 0, p))
             if not need:
                 break
+        for e in borrowed:  # still valid unless the job starts (then its nodes are marked dirty)
+            heapq.heappush(index, e)
         if need:
-            return None  # cannot happen after the feasibility check; kept as a guard
+            return None
         return list(taken.items())
 
     def _allocate_random(self, job: Any, limits: dict[int, int] | None,

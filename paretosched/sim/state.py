@@ -25,7 +25,7 @@ class Group:
 
 class NodeState:
     __slots__ = ("idx", "procs", "mem_cap", "mem_free", "busy", "ncores", "power_state",
-                 "boot_s", "boot_j", "off_w", "idle_version", "ready_at", "cluster")
+                 "boot_s", "boot_j", "off_w", "idle_version", "ready_at", "cluster", "watchers")
 
     ON, OFF, BOOTING = 0, 1, 2
 
@@ -43,6 +43,9 @@ class NodeState:
         self.idle_version = 0
         self.ready_at = 0.0
         self.cluster = cluster
+        # dirty-sets of the resource selectors that index processors by state: whoever changes
+        # this node's free cores, memory, processor bandwidth or power state marks it in each
+        self.watchers: list[dict[NodeState, None]] = []
 
 
 class ProcState:

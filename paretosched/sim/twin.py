@@ -181,6 +181,8 @@ class Twin:
             node = p.node
             node.busy += k
             node.mem_free -= k * mem
+            for w in node.watchers:
+                w[node] = None
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
                 booting = True
@@ -211,6 +213,8 @@ class Twin:
             k = len(cores)
             p.busy += k
             p.bw_used += k * bw
+            for w in p.node.watchers:  # again: a booting node began its jobs later than `start`
+                w[p.node] = None
             self._set_proc_power(p, was_idle)
             if tl is not None:
                 tl.after(p)
@@ -255,6 +259,8 @@ class Twin:
             node = p.node
             node.busy -= k
             node.mem_free = node.mem_free + k * job.mem if node.busy else node.mem_cap
+            for w in node.watchers:
+                w[node] = None
             self.free_total += k
             self._set_proc_power(p, False)
             if tl is not None:
@@ -290,6 +296,8 @@ class Twin:
                 tl.before(p)
             self._node_proc_power(p, 0.0)
         node.power_state = OFF
+        for w in node.watchers:
+            w[node] = None
         if tl is not None:
             for p in node.procs:
                 tl.after(p)
@@ -317,6 +325,8 @@ class Twin:
             for p in node.procs:
                 tl.before(p)
         node.power_state = BOOTING
+        for w in node.watchers:
+            w[node] = None
         if tl is not None:
             for p in node.procs:
                 tl.after(p)
@@ -345,6 +355,8 @@ class Twin:
             for p in node.procs:
                 tl.before(p)
         node.power_state = ON
+        for w in node.watchers:
+            w[node] = None
         for p in node.procs:
             self._node_proc_power(p, p.ncores * p.p3_w)
             if tl is not None:
