@@ -108,7 +108,7 @@ class ResourceSelector:
         if name in _DYNAMIC:
             for node in {p.node: None for p in procs}:
                 node.watchers.append(self._dirty)
-                self._dirty[node] = None
+            self._dirty.update(dict.fromkeys(procs))
 
     @property
     def static(self) -> bool:
@@ -164,22 +164,26 @@ class ResourceSelector:
         return (_power_rank(p) if self.prefer_on else 0, key, p.idx, self._stamp[p.idx], p)
 
     def _sync(self) -> list[tuple[Any, ...]]:
-        """The index, brought up to date with the nodes changed since the last call."""
+        """The index, brought up to date with the processors (and nodes) changed since the last call."""
         dirty, heap, stamp = self._dirty, self._heap, self._stamp
         if dirty:
-            if len(heap) + 4 * len(dirty) > 3 * len(stamp) + 64:  # mostly stale entries: rebuild
-                for node in dirty:
-                    for p in node.procs:
-                        stamp[p.idx] += 1
+            by_node = self.name == "high_mem"  # the only key that a node's memory change moves
+            changed: dict[ProcState, None] = {}  # one valid entry per processor: no duplicates
+            for x in dirty:
+                if x.__class__ is ProcState:
+                    changed[x] = None
+                elif by_node:
+                    changed.update(dict.fromkeys(x.procs))
+            dirty.clear()
+            for p in changed:
+                stamp[p.idx] += 1
+            if len(heap) + len(changed) > 3 * len(stamp) + 64:  # mostly stale entries: rebuild
                 heap = self._heap = [self._entry(p) for p in self.procs if p.free]
                 heapq.heapify(heap)
             else:
-                for node in dirty:
-                    for p in node.procs:
-                        stamp[p.idx] += 1
-                        if p.free:
-                            heapq.heappush(heap, self._entry(p))
-            dirty.clear()
+                for p in changed:
+                    if p.free:
+                        heapq.heappush(heap, self._entry(p))
         return heap
 
     def _allocate_per_core(self, job: Any, limits: dict[int, int] | None,
@@ -265,8 +269,12 @@ class ResourceSelector:
                     heapq.heappush(local, (rank, -value(p), idx, 0, p))
             if not need:
                 break
-        for e in borrowed:  # still valid unless the job starts (then its nodes are marked dirty)
-            heapq.heappush(index, e)
+        dirty = self._dirty
+        for e in borrowed:
+            if e[4] in taken:  # re-keyed at the next call, whether or not the job starts
+                dirty[e[4]] = None
+            else:
+                heapq.heappush(index, e)  # untouched: still valid
         if need:
             return None
         return list(taken.items())

@@ -43,9 +43,10 @@ class NodeState:
         self.idle_version = 0
         self.ready_at = 0.0
         self.cluster = cluster
-        # dirty-sets of the resource selectors that index processors by state: whoever changes
-        # this node's free cores, memory, processor bandwidth or power state marks it in each
-        self.watchers: list[dict[NodeState, None]] = []
+        # dirty-sets of whoever keeps per-node/processor state incrementally (dynamic resource
+        # selectors, RL observations): whoever changes a processor's free cores, bandwidth or power
+        # state marks the processor in each, and whoever changes the node's free memory, the node
+        self.watchers: list[dict[Any, None]] = []
 
 
 class ProcState:

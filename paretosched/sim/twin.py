@@ -182,6 +182,7 @@ class Twin:
             node.busy += k
             node.mem_free -= k * mem
             for w in node.watchers:
+                w[p] = None
                 w[node] = None
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
@@ -214,7 +215,7 @@ class Twin:
             p.busy += k
             p.bw_used += k * bw
             for w in p.node.watchers:  # again: a booting node began its jobs later than `start`
-                w[p.node] = None
+                w[p] = None
             self._set_proc_power(p, was_idle)
             if tl is not None:
                 tl.after(p)
@@ -260,6 +261,7 @@ class Twin:
             node.busy -= k
             node.mem_free = node.mem_free + k * job.mem if node.busy else node.mem_cap
             for w in node.watchers:
+                w[p] = None
                 w[node] = None
             self.free_total += k
             self._set_proc_power(p, False)
@@ -296,8 +298,7 @@ class Twin:
                 tl.before(p)
             self._node_proc_power(p, 0.0)
         node.power_state = OFF
-        for w in node.watchers:
-            w[node] = None
+        _mark_procs(node)
         if tl is not None:
             for p in node.procs:
                 tl.after(p)
@@ -325,8 +326,7 @@ class Twin:
             for p in node.procs:
                 tl.before(p)
         node.power_state = BOOTING
-        for w in node.watchers:
-            w[node] = None
+        _mark_procs(node)
         if tl is not None:
             for p in node.procs:
                 tl.after(p)
@@ -355,8 +355,7 @@ class Twin:
             for p in node.procs:
                 tl.before(p)
         node.power_state = ON
-        for w in node.watchers:
-            w[node] = None
+        _mark_procs(node)
         for p in node.procs:
             self._node_proc_power(p, p.ncores * p.p3_w)
             if tl is not None:
@@ -418,6 +417,13 @@ class Twin:
             stuck = self.queue[0] if self.queue else next(iter(self.running), None)
             raise RuntimeError(f"simulation ended with job {getattr(stuck, 'id', '?')} never completed "
                                "(scheduler stalled)")
+
+
+def _mark_procs(node: NodeState) -> None:
+    """Tell the node's watchers that each of its processors changed (a power-state change)."""
+    for w in node.watchers:
+        for p in node.procs:
+            w[p] = None
 
 
 def make_rng(seed_seq: Any) -> random.Random:

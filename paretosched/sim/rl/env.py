@@ -49,6 +49,15 @@ def trace_limits(jobs: list[Any]) -> np.ndarray:
     return np.where(lim > 0, lim, 1.0)
 
 
+def _quantile_weights(q: int) -> tuple[np.ndarray, ...]:
+    """Rows and weights of numpy's linear quantiles (_QUANTILES) of `q` sorted values."""
+    pos = _QUANTILES * (q - 1)
+    lo = pos.astype(int)
+    hi = np.minimum(lo + 1, q - 1)
+    frac = (pos - lo)[:, None]
+    return lo, hi, 1.0 - frac, frac
+
+
 class Observer:
     """Builds observation vectors for one twin (per-platform constants cached at construction)."""
 
@@ -60,6 +69,7 @@ class Observer:
         feats = np.array([(j.req_time, j.size, j.mem, j.bw) for j in jobs], dtype=float).reshape(-1, 4)
         self.feats = np.clip(feats / trace_limits(jobs), 0.0, 1.0)  # row = job.seq
         self.prev_q = 0
+        self._weights: dict[int, tuple[np.ndarray, ...]] = {}  # queue length -> quantile indices, weights
         self.nodes = twin.nodes
         self.procs = twin.procs
         self.n_cores = twin.platform.n_cores
@@ -68,13 +78,15 @@ class Observer:
         self.finite_mem = self.inv_mem > 0
         self.bw_cap = np.array([p.bw_cap if math.isfinite(p.bw_cap) else 0.0 for p in self.procs])
         self.inv_bw = np.where(self.bw_cap > 0, 1.0 / np.where(self.bw_cap > 0, self.bw_cap, 1.0), 0.0)
-        # `small`: free memory per node and bandwidth per processor, updated only where jobs began or
-        # ended since the last observation (running is insertion-ordered; `seen` marks begun jobs)
+        self.inv_mem_l, self.inv_bw_l = self.inv_mem.tolist(), self.inv_bw.tolist()  # fast scalar reads
+        # `small`: free memory per node and bandwidth per processor, updated only on the nodes the
+        # twin marked dirty since the last observation (jobs began, ended or reserved a booting node)
         self.mem_frac = np.ones(len(self.nodes))
         self.bw_frac = np.ones(len(self.procs))
-        self.seen = np.zeros(len(jobs), dtype=bool)
-        self.done_ptr = 0
-        self.incremental = not twin.switch_off  # booting nodes change memory before their jobs begin
+        self.dirty: dict[Any, None] = {}
+        if kind != "minimal" and not tabular:
+            for node in self.nodes:
+                node.watchers.append(self.dirty)
         self._refresh_all()
         if kind == "normal":
             self.core_proc = np.repeat(np.arange(len(self.procs)), [p.ncores for p in self.procs])
@@ -89,24 +101,22 @@ class Observer:
         if self.tabular:
             return np.array([float(q), 1.0 - twin.free_total / self.n_cores])
         x = self.feats[[j.seq for j in queue]]
-        pos = _QUANTILES * (q - 1)
-        lo = pos.astype(int)
-        hi = np.minimum(lo + 1, q - 1)
+        w = self._weights.get(q)
+        if w is None:
+            w = self._weights[q] = _quantile_weights(q)
+        lo, hi, w_lo, w_hi = w
         if q > 64:
             x = np.partition(x, np.union1d(lo, hi), axis=0)  # only the order statistics we read
         else:
             x.sort(axis=0)
-        frac = (pos - lo)[:, None]
-        stats = x[lo] * (1.0 - frac) + x[hi] * frac  # numpy's linear quantiles, 5 x 4
+        stats = x[lo] * w_lo + x[hi] * w_hi  # numpy's linear quantiles, 5 x 4
         change = (q - self.prev_q) / max(self.prev_q, 1)
         self.prev_q = q
         ratio = min(1.0, max(0.0, 0.5 + change / (2.0 * self.sensitivity)))
         parts = [stats.ravel(order="F"), np.array([ratio])]
         if self.kind != "minimal":
-            if self.incremental:
-                self._refresh_changed(twin)
-            else:
-                self._refresh_all()
+            if self.dirty:
+                self._refresh_changed()
             parts.append(self.mem_frac)
             parts.append(self.bw_frac)
         if self.kind == "normal":
@@ -119,28 +129,32 @@ class Observer:
         bw = (self.bw_cap - np.array([p.bw_used for p in self.procs])) * self.inv_bw
         self.bw_frac = np.where(self.bw_cap > 0, np.clip(bw, 0.0, 1.0), 1.0)
 
-    def _refresh_changed(self, twin: Any) -> None:
-        changed = []
-        seen = self.seen
-        for job in reversed(twin.running):  # newest first: stop at the first one already seen
-            if seen[job.seq]:
-                break
-            seen[job.seq] = True
-            changed.append(job)
-        done = twin.done
-        if self.done_ptr < len(done):
-            changed.extend(done[self.done_ptr:])
-            self.done_ptr = len(done)
-        mem_frac, bw_frac, inv_mem, inv_bw = self.mem_frac, self.bw_frac, self.inv_mem, self.inv_bw
-        for job in changed:
-            seen[job.seq] = True  # a job that began and ended in between is never looked at again
-            for g in job.groups:
-                p = g.proc
-                if inv_bw[p.idx] > 0:
-                    bw_frac[p.idx] = min(1.0, max(0.0, (p.bw_cap - p.bw_used) * inv_bw[p.idx]))
-                n = p.node
-                if inv_mem[n.idx] > 0:
-                    mem_frac[n.idx] = min(1.0, max(0.0, n.mem_free * inv_mem[n.idx]))
+    def _refresh_changed(self) -> None:
+        # gathered in lists and written with one fancy assignment each: numpy scalar writes and
+        # min/max calls per processor cost more than the arithmetic
+        inv_mem, inv_bw = self.inv_mem_l, self.inv_bw_l
+        ni: list[int] = []
+        nv: list[float] = []
+        pi: list[int] = []
+        pv: list[float] = []
+        for x in self.dirty:  # processors (bandwidth) and nodes (memory) changed since last time
+            if x.__class__ is NodeState:
+                inv = inv_mem[x.idx]
+                if inv > 0:
+                    v = x.mem_free * inv
+                    ni.append(x.idx)
+                    nv.append(0.0 if v <= 0.0 else 1.0 if v > 1.0 else v)
+            else:
+                inv = inv_bw[x.idx]
+                if inv > 0:
+                    v = (x.bw_cap - x.bw_used) * inv
+                    pi.append(x.idx)
+                    pv.append(0.0 if v <= 0.0 else 1.0 if v > 1.0 else v)
+        self.dirty.clear()
+        if ni:
+            self.mem_frac[ni] = nv
+        if pi:
+            self.bw_frac[pi] = pv
 
     def _cores(self, twin: Any) -> list[np.ndarray]:
         """Per core: speed fraction of peak, power fraction of full, remaining fraction of the request."""
