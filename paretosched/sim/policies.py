@@ -205,22 +205,13 @@ class ResourceSelector:
                     left = min(left, mem_limits[node.idx])
             return left
 
-        def value(p: ProcState) -> float:
+        def value(p: ProcState, have: int) -> float:
+            """The policy's value of `p` for the job's next core, with `have` of its cores taken."""
             if name == "high_cores":
-                return len(p.free) - taken.get(p, 0)
+                return len(p.free) - have
             if name == "high_mem":
                 return mem_left(p.node)
-            return p.bw_cap - p.bw_used - taken.get(p, 0) * bw
-
-        def room(p: ProcState, cap: float | None) -> bool:
-            have = taken.get(p, 0)
-            if have >= len(p.free):
-                return False
-            if limits is not None and p.idx in limits and have >= limits[p.idx]:
-                return False
-            if mem > 0 and p.node.mem_cap < math.inf and mem_left(p.node) < mem - 1e-9:
-                return False
-            return cap is None or p.bw_used + (have + 1) * bw <= cap * p.bw_cap + 1e-9
+            return p.bw_cap - p.bw_used - have * bw
 
         prefer_on = self.prefer_on
         need = job.size
@@ -238,7 +229,7 @@ class ResourceSelector:
                 heapq.heappush(index, e)
             borrowed.clear()
             if taken:  # ... and re-keys every candidate by what the capped pass took
-                local = [(_power_rank(p) if prefer_on else 0, -value(p), p.idx, 0, p)
+                local = [(_power_rank(p) if prefer_on else 0, -value(p, taken.get(p, 0)), p.idx, 0, p)
                          for p in self.procs if p.free]
                 heapq.heapify(local)
                 src = []
@@ -255,18 +246,28 @@ class ResourceSelector:
                 else:
                     break
                 rank, neg, idx, _, p = e
-                if not room(p, cap):
+                # room (checked inline: this is the per-core hot path): a free core not yet taken,
+                # within EASY's cap, node memory and the bandwidth cap. A processor is pushed back
+                # after each core it gives whether or not it has room left; if not, it is dropped here.
+                have = taken.get(p, 0)
+                if have >= len(p.free) or (limits is not None and have >= limits.get(idx, have + 1)):
                     continue
-                current = -value(p)
+                node = p.node
+                mem_bound = mem > 0 and node.mem_cap < math.inf
+                if mem_bound and mem_left(node) < mem - 1e-9:
+                    continue
+                if cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9:
+                    continue
+                current = -value(p, have)
                 if current != neg:  # its key fell since it was pushed (a sibling took node memory)
                     heapq.heappush(local, (rank, current, idx, 0, p))
                     continue
-                taken[p] = taken.get(p, 0) + 1
-                if mem > 0 and p.node.mem_cap < math.inf:
-                    node_mem[p.node] = mem_left(p.node) - mem
+                taken[p] = have + 1
+                if mem_bound:
+                    node_mem[node] = mem_left(node) - mem
                 need -= 1
-                if room(p, cap):
-                    heapq.heappush(local, (rank, -value(p), idx, 0, p))
+                if have + 1 < len(p.free):
+                    heapq.heappush(local, (rank, -value(p, have + 1), idx, 0, p))
             if not need:
                 break
         dirty = self._dirty
