@@ -185,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parallel-n", type=int, default=16, help="genomes for the parallel-efficiency probe (0 = skip)")
     ap.add_argument("--out", help="work folder (default: a temporary one); the shared cache lives there")
     args = ap.parse_args(argv)
+    # the study file lives in the work folder and resolves relative paths against itself
+    trace = args.trace if args.trace.startswith("builtin:") else str(Path(args.trace).resolve())
 
     methods = args.methods.split(",")
     try:
@@ -202,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     study = None
     for rep in range(args.reps):
         sfile = work / f"study-{rep}.yaml"
-        sfile.write_text(yaml.safe_dump(gaia_study(args.trace, args.first_job, args.n_jobs, args.budget, args.pop, rep)))
+        sfile.write_text(yaml.safe_dump(gaia_study(trace, args.first_job, args.n_jobs, args.budget, args.pop, rep)))
         study = load_study(sfile)
         cache = Cache(work / ".cache")  # shared: a config any method already ran is not re-simulated
         with Engine(study.evaluator, args.workers, cache=cache) as engine:
