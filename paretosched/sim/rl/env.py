@@ -100,20 +100,23 @@ class Observer:
         q = len(queue)
         if self.tabular:
             return np.array([float(q), 1.0 - twin.free_total / self.n_cores])
-        x = self.feats[[j.seq for j in queue]]
-        w = self._weights.get(q)
-        if w is None:
-            w = self._weights[q] = _quantile_weights(q)
-        lo, hi, w_lo, w_hi = w
-        if q > 64:
-            x = np.partition(x, np.union1d(lo, hi), axis=0)  # only the order statistics we read
+        if q == 1:  # the common case: every quantile of one value is that value (same bits)
+            stats = np.repeat(self.feats[queue[0].seq], len(_QUANTILES))
         else:
-            x.sort(axis=0)
-        stats = x[lo] * w_lo + x[hi] * w_hi  # numpy's linear quantiles, 5 x 4
+            x = self.feats[[j.seq for j in queue]]
+            w = self._weights.get(q)
+            if w is None:
+                w = self._weights[q] = _quantile_weights(q)
+            lo, hi, w_lo, w_hi = w
+            if q > 64:
+                x = np.partition(x, np.union1d(lo, hi), axis=0)  # only the order statistics we read
+            else:
+                x.sort(axis=0)
+            stats = (x[lo] * w_lo + x[hi] * w_hi).ravel(order="F")  # numpy's linear quantiles, 5 x 4
         change = (q - self.prev_q) / max(self.prev_q, 1)
         self.prev_q = q
         ratio = min(1.0, max(0.0, 0.5 + change / (2.0 * self.sensitivity)))
-        parts = [stats.ravel(order="F"), np.array([ratio])]
+        parts = [stats, (ratio,)]
         if self.kind != "minimal":
             if self.dirty:
                 self._refresh_changed()
