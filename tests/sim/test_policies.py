@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from paretosched.config import config_from_dict
 from paretosched.sim.run import simulate
+from tests.sim.test_invariants import _random_run
 
 # one processor of 1 core and one of 3 cores (same speed and power)
 PLAT = {"name": "t", "node_types": {"n": {"processors": {"a": 1, "b": 1}}}, "clusters": [{"name": "c", "nodes": {"n": 1}}],
@@ -26,3 +31,75 @@ def test_random_policy_takes_the_rest_of_the_processor_first():
     layouts = {simulate(cfg, seed=s, record_jobs=True).jobs[0]["core_ids"] for s in range(200)}
     # a first (1/4): a + one core of b; b first (3/4): two cores of b
     assert layouts <= {"0 1", "1 2"} and layouts == {"0 1", "1 2"}
+
+
+# -- the dynamic policies' incremental index against a full re-ranking per core -----------------
+
+def _rerank_per_core(sel, job, limits, mem_limits):
+    """Reference: before every core, rank all processors by (power rank, -value, idx) from scratch."""
+    import math
+
+    from paretosched.sim.policies import _power_rank, _take_once
+
+    if _take_once([p for p in sel.procs if p.free], job.size, job.mem, limits, mem_limits) is None:
+        return None
+    taken, node_mem, need = {}, {}, job.size
+
+    def mem_left(node):
+        if node in node_mem:
+            return node_mem[node]
+        left = node.mem_free
+        if mem_limits is not None and node.idx in mem_limits:
+            left = min(left, mem_limits[node.idx])
+        return left
+
+    def value(p):
+        have = taken.get(p, 0)
+        return {"high_cores": lambda: len(p.free) - have, "high_mem": lambda: mem_left(p.node),
+                "high_mem_bw": lambda: p.bw_cap - p.bw_used - have * job.bw}[sel.name]()
+
+    def room(p, cap):
+        have = taken.get(p, 0)
+        if have >= len(p.free) or (limits is not None and have >= limits.get(p.idx, have + 1)):
+            return False
+        if job.mem > 0 and p.node.mem_cap < math.inf and mem_left(p.node) < job.mem - 1e-9:
+            return False
+        return cap is None or p.bw_used + (have + 1) * job.bw <= cap * p.bw_cap + 1e-9
+
+    for cap in ((sel.bw_cap, None) if sel.bw_cap is not None and job.bw > 0 else (None,)):
+        while need:
+            fits = [p for p in sel.procs if room(p, cap)]
+            if not fits:
+                break
+            p = min(fits, key=lambda p: (_power_rank(p) if sel.prefer_on else 0, -value(p), p.idx))
+            taken[p] = taken.get(p, 0) + 1
+            if job.mem > 0 and p.node.mem_cap < math.inf:
+                node_mem[p.node] = mem_left(p.node) - job.mem
+            need -= 1
+    return None if need else list(taken.items())
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_dynamic_policies_pick_as_a_full_rerank_per_core(data):
+    from paretosched.sim import policies
+
+    levers = {"power_off_idle_s": data.draw(st.sampled_from([None, 0.0, 5.0])),
+              "boot_s": data.draw(st.sampled_from([0.0, 4.0])),
+              "bw_cap": data.draw(st.sampled_from([None, 0.5, 1.0]))}
+    plat, _, cfg = _random_run(data, levers)
+    policy = data.draw(st.sampled_from(["high_cores", "high_mem", "high_mem_bw"]))
+    cfg = cfg.model_copy(update={"scheduler": cfg.scheduler.model_copy(update={"resource_policy": policy})})
+    original = policies.ResourceSelector._allocate_per_core
+    calls = []
+
+    def checked(self, job, limits, mem_limits):
+        got = original(self, job, limits, mem_limits)
+        assert got == _rerank_per_core(self, job, limits, mem_limits)
+        calls.append(got is not None)
+        return got
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(policies.ResourceSelector, "_allocate_per_core", checked)
+        simulate(cfg, seed=data.draw(st.integers(0, 3)))
+    assert any(calls)  # the policy placed jobs
