@@ -286,7 +286,12 @@ class ResourceSelector:
         # (Efraimidis-Spirakis keys u^(1/w)): the first is the processor of a uniformly random free
         # core, and so on. O(processors) per job, where shuffling every free core was O(cores).
         rnd = self.rng.random
-        order = sorted((p for p in self.procs if p.free), key=lambda p: rnd() ** (1.0 / len(p.free)), reverse=True)
+        cands = [p for p in self.procs if p.free]
+        # keys drawn in platform order, then a C-level index sort (a stable reverse sort keeps
+        # platform order among equal keys): the same draws and order as sorting with a key lambda,
+        # without a Python call per processor
+        keys = [rnd() ** (1.0 / len(p.free)) for p in cands]
+        order = [cands[i] for i in sorted(range(len(cands)), key=keys.__getitem__, reverse=True)]
         if self.prefer_on:
             order.sort(key=_power_rank)
         return _take(order, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)

@@ -101,5 +101,5 @@ def test_dynamic_policies_pick_as_a_full_rerank_per_core(data):
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(policies.ResourceSelector, "_allocate_per_core", checked)
-        simulate(cfg, seed=data.draw(st.integers(0, 3)))
-    assert any(calls)  # the policy placed jobs
+        res = simulate(cfg, seed=data.draw(st.integers(0, 3)))
+    assert any(calls) == (res.load["loaded"] > 0)  # every loaded job was placed by the policy
