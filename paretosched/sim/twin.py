@@ -183,7 +183,8 @@ class Twin:
             node.mem_free -= k * mem
             for w in node.watchers:
                 w[p] = None
-                w[node] = None
+                if mem:
+                    w[node] = None
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
                 booting = True
@@ -262,7 +263,8 @@ class Twin:
             node.mem_free = node.mem_free + k * job.mem if node.busy else node.mem_cap
             for w in node.watchers:
                 w[p] = None
-                w[node] = None
+                if job.mem or not node.busy:
+                    w[node] = None
             self.free_total += k
             self._set_proc_power(p, False)
             if tl is not None:

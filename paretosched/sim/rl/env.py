@@ -360,7 +360,7 @@ class RLScheduler:
         self.actions: list[int] = []
         self.rewards: list[float] = []
         self.prob_sum = np.zeros(len(self.names))
-        self.counts = np.zeros(len(self.names), dtype=int)
+        self.counts = [0] * len(self.names)  # a list: a numpy scalar increment costs more
 
     def decide(self, twin: Any) -> None:
         obs = self.observe(twin)
