@@ -7,6 +7,7 @@ pymoo or scikit-learn. A user mistake (`UserError`) prints one line and exits 2.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -86,20 +87,39 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interrupt so a killed run stops the way Ctrl-C stops it."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        previous: Any = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (embedded use): leave signals alone
+        previous = None
     try:
         return _dispatch(args)
     except UserError as exc:
         print(f"paretosched: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("paretosched: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        evaluate = sys.modules.get("paretosched.search.evaluate")  # only if a search ran
+        if evaluate is not None:
+            evaluate.stop_workers()
+        terminated = isinstance(exc, _Terminated)
+        print(f"paretosched: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
     except BrokenPipeError:
         # output piped into `head` and closed early: not an error of ours
         sys.stderr.close()
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -67,9 +67,10 @@ def evaluate_flaky(cfg: dict[str, Any], seed: int) -> dict[str, float]:
 
 
 def evaluate_slow(cfg: dict[str, Any], seed: int) -> dict[str, float]:
-    """As `evaluate` but takes 20 ms, so a test can kill a run in the middle of a generation.
-    With PARETOSCHED_COUNT_FILE set, appends one line per call there (counts simulations)."""
-    time.sleep(0.02)
+    """As `evaluate` but takes 20 ms (PARETOSCHED_SLOW_S seconds if set), so a test can kill a run
+    in the middle of a generation. With PARETOSCHED_COUNT_FILE set, appends one line per call
+    there (counts simulations)."""
+    time.sleep(float(os.environ.get("PARETOSCHED_SLOW_S", "0.02")))
     counter = os.environ.get("PARETOSCHED_COUNT_FILE")
     if counter:
         with open(counter, "a", encoding="utf-8") as f:

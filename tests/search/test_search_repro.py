@@ -187,3 +187,59 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     # were running (or finished but not yet handed back in order) when a kill struck
     n_sims = len(counter.read_text().splitlines())
     assert len(pairs) <= n_sims <= len(pairs) + 2 * 12, (n_sims, len(pairs))
+
+
+def _children(pid: int) -> set[int]:
+    """Pids whose parent is `pid` (Linux /proc)."""
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_sigterm_stops_the_workers_and_leaves_a_resumable_run(tmp_path: Path, monkeypatch) -> None:
+    # each simulation sleeps 60 s: without stopping them, the workers would outlive the run by that
+    study = write_study(tmp_path, cache=False, evaluator="paretosched.search.analytic:evaluate_slow", **SMALL)
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from paretosched.cli import main; sys.exit(main())",
+                             "optimise", str(study), "--out", str(out), "--workers", "2", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, "PARETOSCHED_SLOW_S": "60"})
+    workers: set[int] = set()
+    try:
+        t0 = time.monotonic()
+        while len(workers) < 2 and time.monotonic() - t0 < 60:  # the pool is up and busy
+            time.sleep(0.2)
+            workers = {p for p in _children(proc.pid) if b"loky" in Path(f"/proc/{p}/cmdline").read_bytes()}
+        assert len(workers) >= 2, "workers never started"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143
+        assert b"terminated" in proc.stderr.read()
+        t1 = time.monotonic()
+        while any(_alive(p) for p in workers) and time.monotonic() - t1 < 10:
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in workers), "workers outlived the run"
+    finally:  # whatever failed, nothing of this test may keep sleeping
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for p in workers:
+            if _alive(p):
+                os.kill(p, signal.SIGKILL)
+    monkeypatch.setenv("PARETOSCHED_SLOW_S", "0")
+    resumed = run_quiet(out, out, resume=True)  # the run directory resumes to the uninterrupted result
+    _same_run(resumed, run_quiet(study, tmp_path / "ref"))
