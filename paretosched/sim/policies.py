@@ -24,6 +24,7 @@ from paretosched.sim.state import NodeState, ProcState
 Alloc = list[tuple[ProcState, int]]
 
 _DYNAMIC = ("high_cores", "high_mem", "high_mem_bw")
+_HEAP_SLACK, _HEAP_MIN = 3, 64  # a dynamic policy's heap is rebuilt beyond slack x processors + min
 
 
 def _key_first(j: Any) -> Any:
@@ -99,12 +100,13 @@ class ResourceSelector:
             self._static = None
         # dynamic policies: a persistent heap of (rank, key, idx, stamp, proc) over processors with
         # free cores, keyed as when nothing of the job is taken yet. Entries are re-pushed only for
-        # nodes the twin marked dirty since the last call (stale ones carry an old stamp and are
-        # dropped when they surface), so a job of k cores costs O(k log P), not a pass over every
-        # processor: that pass was most of the cost of runs on these policies (RL agents favour them).
+        # the processors the twin marked changed since the last call (and, for high_mem, those of
+        # nodes whose memory moved); stale ones carry an old stamp and are dropped when they surface.
+        # A job of k cores costs O(k log P), not a pass over every processor: that pass was most of
+        # the cost of runs on these policies (RL agents favour them).
         self._heap: list[tuple[Any, ...]] = []
         self._stamp = [0] * (max((p.idx for p in procs), default=-1) + 1)
-        self._dirty: dict[NodeState, None] = {}
+        self._dirty: dict[ProcState | NodeState, None] = {}
         if name in _DYNAMIC:
             for node in {p.node: None for p in procs}:
                 node.watchers.append(self._dirty)
@@ -177,7 +179,9 @@ class ResourceSelector:
             dirty.clear()
             for p in changed:
                 stamp[p.idx] += 1
-            if len(heap) + len(changed) > 3 * len(stamp) + 64:  # mostly stale entries: rebuild
+            # bound the heap: once it would hold about three entries per processor (most of them
+            # stale), build it afresh from the processors' state instead
+            if len(heap) + len(changed) > _HEAP_SLACK * len(stamp) + _HEAP_MIN:
                 heap = self._heap = [self._entry(p) for p in self.procs if p.free]
                 heapq.heapify(heap)
             else:
@@ -189,9 +193,12 @@ class ResourceSelector:
     def _allocate_per_core(self, job: Any, limits: dict[int, int] | None,
                            mem_limits: dict[int, float] | None) -> Alloc | None:
         """Dynamic policies: pick one core at a time on the best processor given what is taken."""
-        if limits is not None or mem_limits is not None:
-            # EASY's reservation caps make misses common: rule them out with one cheap pass
-            if _take_once([p for p in self.procs if p.free], job.size, job.mem, limits, mem_limits) is None:
+        if limits is not None or mem_limits is not None or job.mem > 0:
+            # Whether the job fits is decided by `_take_once` (node memory in whole cores per node,
+            # as every policy counts it), in one pass that stops as soon as the job fits. Without
+            # caps or memory the question is only cores, which the caller checked (free_total),
+            # and the per-core walk below then always succeeds.
+            if _take_once(self.procs, job.size, job.mem, limits, mem_limits) is None:
                 return None
         name, bw, mem = self.name, job.bw, job.mem
         taken: dict[ProcState, int] = {}

@@ -69,7 +69,7 @@ class Observer:
         feats = np.array([(j.req_time, j.size, j.mem, j.bw) for j in jobs], dtype=float).reshape(-1, 4)
         self.feats = np.clip(feats / trace_limits(jobs), 0.0, 1.0)  # row = job.seq
         self.prev_q = 0
-        self._weights: dict[int, tuple[np.ndarray, ...]] = {}  # queue length -> quantile indices, weights
+        self._weights: dict[int, tuple[np.ndarray, ...]] = {}  # short queue length -> quantile rows, weights
         self.nodes = twin.nodes
         self.procs = twin.procs
         self.n_cores = twin.platform.n_cores
@@ -106,7 +106,9 @@ class Observer:
             x = self.feats[[j.seq for j in queue]]
             w = self._weights.get(q)
             if w is None:
-                w = self._weights[q] = _quantile_weights(q)
+                w = _quantile_weights(q)
+                if q <= 64:  # short queues are the common case; long ones cost their partition anyway
+                    self._weights[q] = w
             lo, hi, w_lo, w_hi = w
             if q > 64:
                 x = np.partition(x, np.union1d(lo, hi), axis=0)  # only the order statistics we read
