@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from paretosched import __version__
 from paretosched.errors import UserError
@@ -88,28 +89,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Terminated(KeyboardInterrupt):
-    """SIGTERM, turned into an interrupt so a killed run stops the way Ctrl-C stops it."""
+    """SIGTERM, turned into an interrupt so a killed run stops the way Ctrl-C stops it.
+
+    That matters for `optimise`: an interrupt that reaches joblib while it waits for results makes
+    it terminate its worker processes, where a plain SIGTERM left them simulating as orphans.
+    """
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
+def _on_sigterm(signum: int, frame: Any) -> NoReturn:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not break the clean-up
     raise _Terminated()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        previous: Any = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (embedded use): leave signals alone
-        previous = None
+    installed = False
+    # only where SIGTERM has its default action (not ignored or handled by an embedding program),
+    # and only from the main thread, where Python can install handlers
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        installed = True
     try:
         return _dispatch(args)
     except UserError as exc:
         print(f"paretosched: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        evaluate = sys.modules.get("paretosched.search.evaluate")  # only if a search ran
-        if evaluate is not None:
-            evaluate.stop_workers()
         terminated = isinstance(exc, _Terminated)
         print(f"paretosched: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         return 143 if terminated else 130
@@ -118,8 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -145,20 +145,3 @@ class Engine:
 
         return iter(Parallel(n_jobs=self.workers, backend="loky", return_as="generator")(
             delayed(run_one)(self.fn, cfg, seed) for cfg, seed in todo))
-
-
-def stop_workers() -> None:
-    """Terminate the worker processes this process started, now.
-
-    joblib's loky pool outlives each batch (it is reused), and a worker in the middle of a long
-    simulation only notices its parent is gone when the task ends, so an interrupted `optimise`
-    would leave workers simulating as orphans for as long as a genome takes.
-    """
-    import multiprocessing
-
-    children = multiprocessing.active_children()
-    for p in children:
-        p.terminate()
-    for p in children:
-        p.join(timeout=5)
-

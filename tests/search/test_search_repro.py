@@ -224,7 +224,8 @@ def test_sigterm_stops_the_workers_and_leaves_a_resumable_run(tmp_path: Path, mo
         t0 = time.monotonic()
         while len(workers) < 2 and time.monotonic() - t0 < 60:  # the pool is up and busy
             time.sleep(0.2)
-            workers = {p for p in _children(proc.pid) if b"loky" in Path(f"/proc/{p}/cmdline").read_bytes()}
+            workers = {p for p in _children(proc.pid)  # loky's workers, not its resource tracker
+                       if b"popen_loky_posix" in Path(f"/proc/{p}/cmdline").read_bytes()}
         assert len(workers) >= 2, "workers never started"
         time.sleep(1.0)
         proc.send_signal(signal.SIGTERM)
