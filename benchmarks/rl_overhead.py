@@ -77,7 +77,7 @@ def main() -> None:
     print(f"classic first-high_gflops: {t_c:.3f} s, {n / t_c:,.0f} jobs/s, {res_c.decisions} decisions")
     pair_time: dict[tuple[str, int], float] = {}
 
-    def measure(label: str, episodes: int) -> list[float]:
+    def measure(label: str, episodes: int, tmp: str) -> list[float]:
         ratios, mix_ratios = [], []
         print(f"rl, {label}: {args.observation} observation, {args.hidden_units} units x 2, 36 actions, greedy")
         for seed in args.seeds:
@@ -99,22 +99,24 @@ def main() -> None:
             for pair, c in counts.items():
                 if pair == "void":
                     continue
-                if (pair, seed) not in pair_time:  # `random` policies draw from the seed's stream
-                    pair_time[pair, seed] = _best(classic(pair, seed), prep, args.repeat)[0]
-                mix += c / d * pair_time[pair, seed]
+                key = (pair, seed if "random" in pair else 0)  # only `random` draws from the seed
+                if key not in pair_time:
+                    pair_time[key] = _best(classic(*key), prep, args.repeat)[0]
+                mix += c / d * pair_time[key]
             fav = max(counts, key=counts.get)
             ratios.append(t_c / t_r)
             mix_ratios.append(mix / t_r)
             print(f"  seed {seed}: {t_r:.3f} s, {n / t_r:,.0f} jobs/s, {d} decisions; ratio {t_c / t_r:.2f}; "
                   f"vs. its pairs {mix / t_r:.2f} ({(t_r - mix) / max(d, 1) * 1e6:.0f} us per decision); "
-                  f"most used {fav} ({counts[fav]} of {d}, alone {pair_time.get((fav, seed), float('nan')):.3f} s)")
+                  f"most used {fav} ({counts[fav]} of {d}, alone "
+                  f"{pair_time.get((fav, seed if 'random' in fav else 0), float('nan')):.3f} s)")
         print(f"  median ratio rl/classic jobs/s: {statistics.median(ratios):.2f}; "
               f"median vs. its pairs: {statistics.median(mix_ratios):.2f}")
         return ratios
 
     with tempfile.TemporaryDirectory() as tmp:
-        trained = measure(f"trained {args.episodes} episodes", args.episodes) if args.episodes else []
-        measure("untrained", 0)
+        trained = measure(f"trained {args.episodes} episodes", args.episodes, tmp) if args.episodes else []
+        measure("untrained", 0, tmp)
     if trained:
         print(f"median ratio of the trained agents: {statistics.median(trained):.2f} (target >= 0.3)")
 

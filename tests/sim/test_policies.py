@@ -103,3 +103,29 @@ def test_dynamic_policies_pick_as_a_full_rerank_per_core(data):
         m.setattr(policies.ResourceSelector, "_allocate_per_core", checked)
         res = simulate(cfg, seed=data.draw(st.integers(0, 3)))
     assert any(calls) == (res.load["loaded"] > 0)  # every loaded job was placed by the policy
+
+
+@pytest.mark.parametrize("policy", ["high_cores", "high_mem", "high_mem_bw"])
+def test_dynamic_policies_rebuilding_the_index_every_call_changes_nothing(policy):
+    from paretosched.sim import policies
+
+    cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "mode": "hdeeprm",
+                                                                  "n_jobs": 300},
+                            "scheduler": {"job_policy": "first", "resource_policy": policy, "backfilling": "easy",
+                                          "power_off_idle_s": 60.0}})
+    kept = simulate(cfg, seed=1).metrics
+    original = policies.ResourceSelector._allocate_per_core
+    calls = []
+
+    def checked(self, job, limits, mem_limits):
+        got = original(self, job, limits, mem_limits)
+        assert got == _rerank_per_core(self, job, limits, mem_limits)
+        calls.append(len(self._heap))
+        return got
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(policies, "_HEAP_SLACK", 0)
+        m.setattr(policies, "_HEAP_MIN", 0)
+        m.setattr(policies.ResourceSelector, "_allocate_per_core", checked)
+        rebuilt = simulate(cfg, seed=1).metrics
+    assert len(calls) >= 300 and rebuilt == kept

@@ -62,8 +62,9 @@ def test_thesis_5_4_rewards_are_the_used_gflops():
     assert res.training["curves"]["steps"] == [1] * 60  # one decision per episode
 
 
-def test_observation_sizes_and_range():
-    cfg = config_from_dict({**HPC2N, "scheduler": {"kind": "rl", "observation": "normal"}})
+@pytest.mark.parametrize("levers", [{}, {"power_off_idle_s": 20.0, "boot_s": 30.0}])  # + booting nodes
+def test_observation_sizes_and_range(levers):
+    cfg = config_from_dict({**HPC2N, "scheduler": {"kind": "rl", "observation": "normal", **levers}})
     prep = prepare(cfg)
     p = prep.platform
     assert observation_size("minimal", "reinforce", 1, 1, 1) == N_QUEUE_FEATURES == 21
@@ -94,6 +95,7 @@ def test_observation_sizes_and_range():
     sched = RLScheduler(twin, cfg.scheduler, Probe(), make_rng(np.random.SeedSequence(0)), None)
     twin.decide = sched.decide
     twin.run()
+    assert twin.boots > 0 or not levers  # the switch-off case did boot nodes under the observer
     obs = np.array(seen)
     assert obs.shape[1] == observation_size("normal", "reinforce", len(p.nodes), len(p.procs), p.n_cores)
     assert obs.min() >= 0.0 and obs.max() <= 1.0
