@@ -72,3 +72,11 @@ def energy_interp(E: np.ndarray, B: np.ndarray, b: float) -> float | None:
     if b >= f[-1, 1]:
         return float(f[-1, 0])
     return float(np.interp(b, f[:, 1], f[:, 0]))
+
+
+def save_figure(fig: Any, png: str | Path) -> None:
+    """Lay out `fig`, write it to `png` (creating its folder) and say where."""
+    fig.tight_layout()
+    Path(png).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png)
+    print(f"figure: {png}")

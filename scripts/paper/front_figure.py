@@ -9,9 +9,9 @@ the run has them. Uses matplotlib (installed with pymoo); the package itself doe
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
+from common import save_figure
 
 from paretosched.analysis.front import front_of, pick_balanced
 from paretosched.analysis.rundata import load_run
@@ -64,10 +64,7 @@ def main() -> None:
     ax.set_ylabel(ex)
     ax.set_title(args.title or f"{run.study_name}: {len(ok)} evaluations", fontsize=10)
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    Path(args.png).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.png)
-    print(f"figure: {args.png}")
+    save_figure(fig, args.png)
 
     genes = list(run.genes)
     re = [f"recheck_{o}" for o in run.objectives]

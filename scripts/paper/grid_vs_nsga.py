@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from common import evaluate, front_mask, run_inputs, with_values
+from common import evaluate, front_mask, run_inputs, save_figure, with_values
 
 from paretosched.analysis.rundata import load_run
 from paretosched.search.pareto import hypervolume, reference_from
@@ -117,9 +117,7 @@ def main() -> None:
         ax.set(xlabel="mean bounded slowdown (log)", ylabel="energy (kWh)",
                title=f"same budget: grid over {args.x.split('.')[-1]} x {args.y.split('.')[-1]} vs NSGA-II")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(args.png)
-        print(f"figure: {args.png}")
+        save_figure(fig, args.png)
 
 
 if __name__ == "__main__":

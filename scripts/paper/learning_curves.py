@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from common import save_figure
 
 
 def first_from(mask: np.ndarray) -> int | None:
@@ -75,10 +76,7 @@ def plot(curves: dict, png: Path, title: str) -> None:
     ax[2].set(title="Action preferences", xlabel="episode", ylabel="mean probability", ylim=(0, 1))
     ax[2].legend(fontsize=7, loc="center right")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png)
-    print(f"figure: {png}")
+    save_figure(fig, png)
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common import energy_at, energy_interp, evaluate, front_mask, run_inputs
+from common import energy_at, energy_interp, evaluate, front_mask, run_inputs, save_figure
 
 from paretosched.analysis.front import front_of
 from paretosched.analysis.rundata import load_run
@@ -138,9 +138,7 @@ def main() -> None:
         ax.set(xlabel="mean bounded slowdown (log)", ylabel="energy (kWh)",
                title=f"{run.study_name}: RL front vs default RL vs classic pairs")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(args.png)
-        print(f"figure: {args.png}")
+        save_figure(fig, args.png)
 
 
 if __name__ == "__main__":
