@@ -215,7 +215,7 @@ class Twin:
             k = len(cores)
             p.busy += k
             p.bw_used += k * bw
-            for w in p.node.watchers:  # again: a booting node began its jobs later than `start`
+            for w in p.node.watchers:  # bandwidth moves here: for a booting node, later than `start`
                 w[p] = None
             self._set_proc_power(p, was_idle)
             if tl is not None:

@@ -79,8 +79,8 @@ class Observer:
         self.bw_cap = np.array([p.bw_cap if math.isfinite(p.bw_cap) else 0.0 for p in self.procs])
         self.inv_bw = np.where(self.bw_cap > 0, 1.0 / np.where(self.bw_cap > 0, self.bw_cap, 1.0), 0.0)
         self.inv_mem_l, self.inv_bw_l = self.inv_mem.tolist(), self.inv_bw.tolist()  # fast scalar reads
-        # `small`: free memory per node and bandwidth per processor, updated only on the nodes the
-        # twin marked dirty since the last observation (jobs began, ended or reserved a booting node)
+        # `small`: free memory per node and bandwidth per processor, updated only for the processors
+        # and nodes the twin marked changed since the last observation (`NodeState.watchers`)
         self.mem_frac = np.ones(len(self.nodes))
         self.bw_frac = np.ones(len(self.procs))
         self.dirty: dict[Any, None] = {}
