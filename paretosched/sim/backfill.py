@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from paretosched.sim.policies import JobSelector, ResourceSelector, _take_once
+from paretosched.sim.policies import JobSelector, ResourceSelector
+from paretosched.sim.taking import take_once
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
@@ -85,7 +86,7 @@ def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, d
             # The head still gets its cores by the policy when it starts; this only sets the guarantee.
             ranked = rsel.ranked()
             order = [p for p in ranked if p in released_cores] + [p for p in ranked if p not in released_cores]
-            alloc = _take_once(order, head.size, head.mem, None, None)
+            alloc = take_once(order, head.size, head.mem, None, None)
             if alloc is not None:
                 shadow = estimated_end(job, now)
                 break

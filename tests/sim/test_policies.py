@@ -39,7 +39,7 @@ def _rerank_per_core(sel, job, limits, mem_limits):
     """Reference: before every core, rank all processors by (power rank, -value, idx) from scratch."""
     import math
 
-    from paretosched.sim.policies import _power_rank, _take_once
+    from paretosched.sim.taking import power_rank as _power_rank, take_once as _take_once
 
     if _take_once([p for p in sel.procs if p.free], job.size, job.mem, limits, mem_limits) is None:
         return None
@@ -107,7 +107,7 @@ def test_dynamic_policies_pick_as_a_full_rerank_per_core(data):
 
 @pytest.mark.parametrize("policy", ["high_cores", "high_mem", "high_mem_bw"])
 def test_dynamic_policies_rebuilding_the_index_every_call_changes_nothing(policy):
-    from paretosched.sim import policies
+    from paretosched.sim import policies, spreading
 
     cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "mode": "hdeeprm",
                                                                   "n_jobs": 300},
@@ -120,12 +120,12 @@ def test_dynamic_policies_rebuilding_the_index_every_call_changes_nothing(policy
     def checked(self, job, limits, mem_limits):
         got = original(self, job, limits, mem_limits)
         assert got == _rerank_per_core(self, job, limits, mem_limits)
-        calls.append(len(self._heap))
+        calls.append(len(self._dynamic.heap))
         return got
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(policies, "_HEAP_SLACK", 0)
-        m.setattr(policies, "_HEAP_MIN", 0)
+        m.setattr(spreading, "_HEAP_SLACK", 0)
+        m.setattr(spreading, "_HEAP_MIN", 0)
         m.setattr(policies.ResourceSelector, "_allocate_per_core", checked)
         rebuilt = simulate(cfg, seed=1).metrics
     assert len(calls) >= 300 and rebuilt == kept

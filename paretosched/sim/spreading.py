@@ -1,0 +1,301 @@
+"""The dynamic resource policies (`high_cores`, `high_mem`, `high_mem_bw`): spreading a job core by core.
+
+Each core of a job goes to the processor with the best value given what the job has taken so
+far (free cores, node memory or bandwidth left), as HDeepRM re-sorts its core pool after each
+pick; ties break on power state (with switch-off) and then platform order. `SpreadIndex` keeps
+the candidates in a persistent heap re-keyed only where the twin marked a change, so a k-core
+job costs O(k log P) rather than a re-ranking of every processor per core.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any
+
+from paretosched.sim.state import NodeState, ProcState
+from paretosched.sim.taking import Alloc, power_rank, take_once
+
+_HEAP_SLACK, _HEAP_MIN = 3, 64  # the heap is rebuilt beyond slack x units + min entries
+
+
+class SpreadIndex:
+    """One dynamic policy's candidate index over `procs` and its per-core allocation."""
+
+    def __init__(self, name: str, procs: list[ProcState], bw_cap: float | None, prefer_on: bool) -> None:
+        self.name = name
+        self.procs = procs
+        self.bw_cap = bw_cap
+        self.prefer_on = prefer_on
+        # A persistent heap of (rank, key, idx, stamp, unit) over units with free cores, keyed as
+        # when nothing of the job is taken yet. Entries are re-pushed only for the processors the
+        # twin marked changed since the last call (`NodeState.watchers`); stale ones carry an old
+        # stamp and are dropped when they surface. A job of k cores costs O(k log P), not a pass
+        # over every processor: that pass was most of the cost of runs on these policies.
+        # Units are processors, except for high_mem: its value is the node's memory, shared by the
+        # node's processors, so its units are nodes (a node stands for its first processor with
+        # room) and a core taken does not leave every sibling processor's entry stale.
+        self._by_node = name == "high_mem"
+        self._nodes = list({p.node: None for p in procs})
+        mine = set(procs)
+        self._node_procs = {n: sorted((p for p in n.procs if p in mine), key=lambda p: p.idx)
+                            for n in self._nodes} if self._by_node else {}
+        units = self._nodes if self._by_node else procs
+        self.heap: list[tuple[Any, ...]] = []
+        self._stamp = [0] * (max((u.idx for u in units), default=-1) + 1)
+        self._dirty: dict[ProcState | NodeState, None] = {}
+        for node in self._nodes:
+            node.watchers.append(self._dirty)
+        self._dirty.update(dict.fromkeys(procs))
+
+    def _entry(self, p: ProcState) -> tuple[Any, ...]:
+        """The index entry of `p` now (its key as if the job had taken nothing)."""
+        name = self.name
+        if self._by_node:  # `p` is a node here; it ranks as its first processor with a free core
+            first = next(q for q in self._node_procs[p] if q.free)
+            return (power_rank(first) if self.prefer_on else 0, -p.mem_free, first.idx, self._stamp[p.idx], p)
+        key: float = p.bw_used - p.bw_cap if name == "high_mem_bw" else -len(p.free)  # or high_cores
+        return (power_rank(p) if self.prefer_on else 0, key, p.idx, self._stamp[p.idx], p)
+
+    def _sync(self) -> list[tuple[Any, ...]]:
+        """The index, brought up to date with the processors (and nodes) changed since the last call."""
+        dirty, heap, stamp = self._dirty, self.heap, self._stamp
+        if dirty:
+            changed: dict[Any, None] = {}  # one valid entry per unit: no duplicates
+            if self._by_node:  # units are nodes: a processor's change moves its node's entry
+                for x in dirty:
+                    changed[x.node if x.__class__ is ProcState else x] = None
+            else:  # units are processors: a node's memory moves none of these keys
+                for x in dirty:
+                    if x.__class__ is ProcState:
+                        changed[x] = None
+            dirty.clear()
+            for u in changed:
+                stamp[u.idx] += 1
+            # bound the heap: once it would hold about three entries per unit (most of them
+            # stale), build it afresh from the state instead
+            rebuild = len(heap) + len(changed) > _HEAP_SLACK * len(stamp) + _HEAP_MIN
+            if rebuild:
+                changed = dict.fromkeys(self._nodes if self._by_node else self.procs)
+            if self._by_node:
+                node_procs = self._node_procs
+                entries = [self._entry(u) for u in changed if any(p.free for p in node_procs[u])]
+            else:
+                entries = [self._entry(u) for u in changed if u.free]
+            if rebuild:
+                heapq.heapify(entries)
+                heap = self.heap = entries
+            else:
+                for e in entries:
+                    heapq.heappush(heap, e)
+        return heap
+
+    def allocate(self, job: Any, limits: dict[int, int] | None,
+                 mem_limits: dict[int, float] | None) -> Alloc | None:
+        """Cores for `job`, one at a time on the best processor given what it has taken, or None.
+
+        Processors as units (`high_cores`, `high_mem_bw`) here; `high_mem` by nodes below.
+        """
+        if limits is not None or mem_limits is not None or job.mem > 0:
+            # Whether the job fits is decided by `take_once` (node memory in whole cores per node,
+            # as every policy counts it), in one pass that stops as soon as the job fits. Without
+            # caps or memory the question is only cores, which the caller checked (free_total),
+            # and the per-core walk below then always succeeds.
+            if take_once(self.procs, job.size, job.mem, limits, mem_limits) is None:
+                return None
+        if self._by_node:
+            return self._allocate_by_node(job, limits, mem_limits)
+        name, bw, mem = self.name, job.bw, job.mem
+        taken: dict[ProcState, int] = {}
+        node_mem: dict[Any, float] = {}
+
+        def mem_left(node: Any) -> float:
+            left = node_mem.get(node)
+            if left is None:
+                left = node.mem_free
+                if mem_limits is not None and node.idx in mem_limits:
+                    left = min(left, mem_limits[node.idx])
+            return left
+
+        def value(p: ProcState, have: int) -> float:
+            """The policy's value of `p` for the job's next core, with `have` of its cores taken."""
+            if name == "high_cores":
+                return len(p.free) - have
+            return p.bw_cap - p.bw_used - have * bw  # high_mem_bw
+
+        prefer_on = self.prefer_on
+        need = job.size
+        index = self._sync()
+        stamp = self._stamp
+        borrowed: list[tuple[Any, ...]] = []
+        caps = (self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)
+        for cap in caps:
+            # Candidates come from two heaps: `index` (untouched processors, keyed as if nothing
+            # were taken: an upper bound of their value, since values only fall while the job
+            # takes cores) and `local` (processors re-keyed during this call). Room is checked at
+            # pop; an entry whose value fell since it was keyed goes back to `local` with its value
+            # now, so each pick is the exact best (rank, -value, idx), as a full re-sort would give.
+            for e in borrowed:  # the uncapped pass after a capped one starts afresh
+                heapq.heappush(index, e)
+            borrowed.clear()
+            if taken:  # ... and re-keys every candidate by what the capped pass took
+                local = [(power_rank(p) if prefer_on else 0, -value(p, taken.get(p, 0)), p.idx, 0, p)
+                         for p in self.procs if p.free]
+                heapq.heapify(local)
+                src = []
+            else:
+                local, src = [], index
+            while need:
+                while src and src[0][3] != stamp[src[0][2]]:
+                    heapq.heappop(src)  # stale: its processor changed since it was pushed
+                if src and (not local or src[0] < local[0]):
+                    e = heapq.heappop(src)
+                    borrowed.append(e)
+                elif local:
+                    e = heapq.heappop(local)
+                else:
+                    break
+                rank, neg, idx, _, p = e
+                # room (checked inline: this is the per-core hot path): a free core not yet taken,
+                # within EASY's cap, node memory and the bandwidth cap. A processor is pushed back
+                # after each core it gives whether or not it has room left; if not, it is dropped here.
+                have = taken.get(p, 0)
+                if have >= len(p.free) or (limits is not None and have >= limits.get(idx, have + 1)):
+                    continue
+                node = p.node
+                mem_bound = mem > 0 and node.mem_cap < math.inf
+                if mem_bound and mem_left(node) < mem - 1e-9:
+                    continue
+                if cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9:
+                    continue
+                current = -value(p, have)
+                if current != neg:  # its key fell since it was pushed
+                    heapq.heappush(local, (rank, current, idx, 0, p))
+                    continue
+                taken[p] = have + 1
+                if mem_bound:
+                    node_mem[node] = mem_left(node) - mem
+                need -= 1
+                if have + 1 < len(p.free):
+                    heapq.heappush(local, (rank, -value(p, have + 1), idx, 0, p))
+            if not need:
+                break
+        dirty = self._dirty
+        for e in borrowed:
+            if e[4] in taken:  # re-keyed at the next call, whether or not the job starts
+                dirty[e[4]] = None
+            else:
+                heapq.heappush(index, e)  # untouched: still valid
+        if need:
+            return None
+        return list(taken.items())
+
+    def _allocate_by_node(self, job: Any, limits: dict[int, int] | None,
+                          mem_limits: dict[int, float] | None) -> Alloc | None:
+        """`high_mem`'s per-core walk over nodes: the same picks as `_allocate_per_core`.
+
+        Every processor of a node has the node's value and rank, so the best processor is the
+        best node's first processor (platform order) with room: one heap entry per node, keyed
+        (rank, -memory left, that processor's index). Stored keys are lower bounds of the true
+        ones (memory and room only shrink during a pass), so a popped entry whose key is still
+        true is the exact best; otherwise it goes back with its key now.
+        """
+        bw, mem = job.bw, job.mem
+        taken: dict[ProcState, int] = {}
+        node_mem: dict[Any, float] = {}
+        node_procs = self._node_procs
+        prefer_on = self.prefer_on
+
+        def mem_left(node: Any) -> float:
+            left = node_mem.get(node)
+            if left is None:
+                left = node.mem_free
+                if mem_limits is not None and node.idx in mem_limits:
+                    left = min(left, mem_limits[node.idx])
+            return left
+
+        skip: dict[Any, int] = {}  # per node, processors known to have no room left in this pass
+
+        def first_room(node: Any, cap: float | None) -> ProcState | None:
+            procs = node_procs[node]
+            for i in range(skip.get(node, 0), len(procs)):
+                p = procs[i]
+                have = taken.get(p, 0)
+                if have >= len(p.free) or (limits is not None and have >= limits.get(p.idx, have + 1)) or \
+                        (cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9):
+                    continue
+                skip[node] = i  # room only shrinks during a pass
+                return p
+            skip[node] = len(procs)
+            return None
+
+        need = job.size
+        index = self._sync()
+        stamp = self._stamp
+        borrowed: list[tuple[Any, ...]] = []
+        caps = (self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)
+        for cap in caps:
+            for e in borrowed:  # the uncapped pass after a capped one starts afresh
+                heapq.heappush(index, e)
+            borrowed.clear()
+            skip.clear()  # the uncapped pass has room where the capped one had none
+            if taken:
+                local = []
+                for node in self._nodes:
+                    p = first_room(node, None)
+                    if p is not None:
+                        local.append((power_rank(p) if prefer_on else 0, -mem_left(node), p.idx, 0, node))
+                heapq.heapify(local)
+                src = []
+            else:
+                local, src = [], index
+            while need:
+                while src and src[0][3] != stamp[src[0][4].idx]:
+                    heapq.heappop(src)  # stale: its node changed since it was pushed
+                if src and (not local or src[0] < local[0]):
+                    e = heapq.heappop(src)
+                    borrowed.append(e)
+                elif local:
+                    e = heapq.heappop(local)
+                else:
+                    break
+                rank, neg, idx, _, node = e
+                left = mem_left(node)
+                bound = mem > 0 and node.mem_cap < math.inf
+                if bound and left < mem - 1e-9:
+                    continue  # the node cannot hold another core of the job
+                p = first_room(node, cap)
+                if p is None:
+                    continue
+                if -left != neg or p.idx != idx:
+                    heapq.heappush(local, (rank, -left, p.idx, 0, node))
+                    continue
+                while True:  # take from `node` for as long as it stays strictly the best
+                    taken[p] = taken.get(p, 0) + 1
+                    need -= 1
+                    if bound:
+                        left = node_mem[node] = left - mem
+                        if left < mem - 1e-9:
+                            break  # full (it would be dropped at its next pop)
+                    if not need:
+                        break
+                    p = first_room(node, cap)
+                    if p is None:
+                        break
+                    key = (rank, -left, p.idx)
+                    # stored keys are lower bounds: beating both tops beats every other candidate
+                    if (local and local[0] < key) or (src and src[0] < key):
+                        heapq.heappush(local, (*key, 0, node))
+                        break
+            if not need:
+                break
+        dirty = self._dirty
+        touched = {p.node for p in taken}
+        for e in borrowed:
+            if e[4] in touched:  # re-keyed at the next call, whether or not the job starts
+                dirty[e[4]] = None
+            else:
+                heapq.heappush(index, e)  # untouched: still valid
+        if need:
+            return None
+        return list(taken.items())
