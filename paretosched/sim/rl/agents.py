@@ -1,7 +1,9 @@
 """Agents (thesis 3.2.2): REINFORCE with a baseline, actor-critic, and a tabular epsilon-greedy agent.
 
 Every agent has the same face: `act(obs, rng)` picks an action index (greedy when `rng` is None) and
-returns the action probabilities it used; `update(obs, actions, rewards, window)` learns from one
+returns its preferences over the actions (probabilities; greedy network agents return the logits,
+whose argmax the softmax would not change); `obs` is the observer's buffer, valid during the call
+only. `update(obs, actions, rewards, window)` learns from one
 episode on a training window and returns its loss; `arrays()`/`load_arrays()` are what a `.npz` file holds.
 
 Returns are discounted (gamma) and then standardised by running statistics of past episodes on
@@ -85,9 +87,10 @@ class PolicyGradientAgent:
         return e / e.sum()
 
     def act(self, obs: np.ndarray, rng: np.random.Generator | None) -> tuple[int, np.ndarray]:
+        if rng is None:  # greedy: no softmax, an evaluation decides on the logits
+            z = self.actor.predict(obs)
+            return int(np.argmax(z)), z
         p = self.probs(obs)
-        if rng is None:
-            return int(np.argmax(p)), p
         # inverse-CDF sampling: one uniform per decision, no per-call setup of rng.choice
         a = int(np.searchsorted(np.cumsum(p), rng.random() * p.sum(), side="right"))
         return min(a, self.n_actions - 1), p

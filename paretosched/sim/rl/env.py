@@ -81,8 +81,22 @@ class Observer:
         self.inv_mem_l, self.inv_bw_l = self.inv_mem.tolist(), self.inv_bw.tolist()  # fast scalar reads
         # `small`: free memory per node and bandwidth per processor, updated only for the processors
         # and nodes the twin marked changed since the last observation (`NodeState.watchers`)
-        self.mem_frac = np.ones(len(self.nodes))
-        self.bw_frac = np.ones(len(self.procs))
+        # one observation buffer, written in place: the queue statistics and change ratio, then
+        # views for the per-node and per-processor fractions (and, `normal`, the per-core block)
+        size = observation_size(kind, "mlp", len(self.nodes), len(self.procs), self.n_cores)
+        self.buf = np.empty(size if not tabular else N_QUEUE_FEATURES)
+        self.stats = self.buf[:N_QUEUE_FEATURES - 1]
+        # a one-job queue's statistics are its features repeated (every quantile of one value)
+        self.feats5 = np.repeat(self.feats, len(_QUANTILES), axis=1)
+        end = N_QUEUE_FEATURES
+        if kind != "minimal" and not tabular:
+            self.mem_frac = self.buf[end:end + len(self.nodes)]
+            end += len(self.nodes)
+            self.bw_frac = self.buf[end:end + len(self.procs)]
+            end += len(self.procs)
+        else:
+            self.mem_frac, self.bw_frac = np.ones(len(self.nodes)), np.ones(len(self.procs))
+        self.cores_part = self.buf[end:]
         self.dirty: dict[Any, None] = {}
         if kind != "minimal" and not tabular:
             for node in self.nodes:
@@ -100,8 +114,9 @@ class Observer:
         q = len(queue)
         if self.tabular:
             return np.array([float(q), 1.0 - twin.free_total / self.n_cores])
+        buf = self.buf
         if q == 1:  # the common case: every quantile of one value is that value (same bits)
-            stats = np.repeat(self.feats[queue[0].seq], len(_QUANTILES))
+            self.stats[:] = self.feats5[queue[0].seq]
         else:
             x = self.feats[[j.seq for j in queue]]
             w = self._weights.get(q)
@@ -114,25 +129,21 @@ class Observer:
                 x = np.partition(x, np.union1d(lo, hi), axis=0)  # only the order statistics we read
             else:
                 x.sort(axis=0)
-            stats = (x[lo] * w_lo + x[hi] * w_hi).ravel(order="F")  # numpy's linear quantiles, 5 x 4
+            self.stats[:] = (x[lo] * w_lo + x[hi] * w_hi).ravel(order="F")  # numpy's linear quantiles, 5 x 4
         change = (q - self.prev_q) / max(self.prev_q, 1)
         self.prev_q = q
-        ratio = min(1.0, max(0.0, 0.5 + change / (2.0 * self.sensitivity)))
-        parts = [stats, (ratio,)]
-        if self.kind != "minimal":
-            if self.dirty:
-                self._refresh_changed()
-            parts.append(self.mem_frac)
-            parts.append(self.bw_frac)
+        buf[N_QUEUE_FEATURES - 1] = min(1.0, max(0.0, 0.5 + change / (2.0 * self.sensitivity)))
+        if self.dirty:  # the fractions are views of `buf`
+            self._refresh_changed()
         if self.kind == "normal":
-            parts.extend(self._cores(twin))
-        return np.concatenate(parts)
+            self._cores(twin)
+        return buf
 
     def _refresh_all(self) -> None:
         mem = np.array([n.mem_free for n in self.nodes]) * self.inv_mem
-        self.mem_frac = np.where(self.finite_mem, np.clip(mem, 0.0, 1.0), 1.0)
+        self.mem_frac[:] = np.where(self.finite_mem, np.clip(mem, 0.0, 1.0), 1.0)
         bw = (self.bw_cap - np.array([p.bw_used for p in self.procs])) * self.inv_bw
-        self.bw_frac = np.where(self.bw_cap > 0, np.clip(bw, 0.0, 1.0), 1.0)
+        self.bw_frac[:] = np.where(self.bw_cap > 0, np.clip(bw, 0.0, 1.0), 1.0)
 
     def _refresh_changed(self) -> None:
         # gathered in lists and written with one fancy assignment each: numpy scalar writes and
@@ -161,8 +172,9 @@ class Observer:
         if pi:
             self.bw_frac[pi] = pv
 
-    def _cores(self, twin: Any) -> list[np.ndarray]:
-        """Per core: speed fraction of peak, power fraction of full, remaining fraction of the request."""
+    def _cores(self, twin: Any) -> None:
+        """Per core, into the buffer: speed fraction of peak, power fraction of full, remaining
+        fraction of the request."""
         n = self.n_cores
         idx: list[int] = []
         speed: list[float] = []
@@ -187,7 +199,10 @@ class Observer:
             s[ii] = speed
             rm[ii] = rem
             power[ii] = self.busy_frac[self.core_proc[ii]]
-        return [np.clip(s, 0.0, 1.0), np.clip(power, 0.0, 1.0), rm]
+        out = self.cores_part
+        np.clip(s, 0.0, 1.0, out=out[:n])
+        np.clip(power, 0.0, 1.0, out=out[n:2 * n])
+        out[2 * n:] = rm
 
 
 class Rewarder:
@@ -370,7 +385,7 @@ class RLScheduler:
         if self.pairs[a] is None and twin.free_total == self.observe.n_cores:
             # void on an idle platform could wait forever (nothing left to trigger a decision):
             # take the most probable real action instead, and learn from that one
-            a = int(np.argmax(np.where([q is not None for q in self.pairs], p, -1.0)))
+            a = int(np.argmax(np.where([q is not None for q in self.pairs], p, -np.inf)))
         self.counts[a] += 1
         pair = self.pairs[a]
         if not self.training:
@@ -379,7 +394,7 @@ class RLScheduler:
             return
         if self.actions and self.timing == "interval":
             self.rewards.append(self.rewarder.interval(twin))  # the previous action's interval
-        self.obs.append(obs)
+        self.obs.append(obs.copy())  # the observer reuses its buffer
         self.actions.append(a)
         self.prob_sum += p
         before = list(twin.queue) if self.timing == "job" else None

@@ -77,6 +77,18 @@ def test_policy_update_moves_towards_rewarded_action():
     assert agent.probs(obs[0])[2] > 0.9
 
 
+def test_greedy_act_is_the_most_probable_action():
+    rng = np.random.default_rng(4)
+    agent = PolicyGradientAgent(30, 9, 16, 2, 0.01, 0.9, 0.0, rng)
+    for p in agent.actor.params:  # a trained-looking network: preferences far from uniform
+        p += rng.standard_normal(p.shape)
+    for obs in rng.random((200, 30)):
+        a, z = agent.act(obs, None)
+        probs = agent.probs(obs)
+        assert a == int(np.argmax(probs)) and probs[a] == probs.max()
+        assert np.allclose(np.exp(z - z.max()) / np.exp(z - z.max()).sum(), probs)
+
+
 def test_discounted_returns():
     assert discounted_returns(np.array([1.0, 2.0, 4.0]), 0.5).tolist() == [1 + 0.5 * 2 + 0.25 * 4, 2 + 0.5 * 4, 4.0]
 

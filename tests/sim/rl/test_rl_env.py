@@ -7,7 +7,7 @@ import pytest
 
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-from paretosched.sim.rl.env import N_QUEUE_FEATURES, Observer, observation_size
+from paretosched.sim.rl.env import N_QUEUE_FEATURES, observation_size
 from paretosched.sim.rl.training import save_agent, train
 from paretosched.sim.run import prepare, simulate
 
@@ -76,7 +76,7 @@ def test_observation_sizes_and_range(levers):
         n_actions = 36
 
         def act(self, obs, rng):
-            seen.append(obs)
+            seen.append(obs.copy())  # the observer reuses its buffer
             # the incrementally kept node/processor fractions equal a full recomputation
             ob = sched.observe
             mem, bw = ob.mem_frac.copy(), ob.bw_frac.copy()
