@@ -17,7 +17,8 @@ those weights timed. The agent's pairs matter to the cost (a spreading policy su
 initialisation and training) is reported, and the same for the untrained agent, whose arbitrary
 initial preferences are the worst case. Per seed:
 
-- ratio: RL jobs/s over classic `first-high_gflops` jobs/s. Target: median >= 0.3 (trained).
+- ratio: RL jobs/s over classic `first-high_gflops` jobs/s, the two timed alternately (best of
+  --repeat each) so that a drift of the machine's speed hits both. Target: median >= 0.3 (trained).
 - vs. its pairs: RL jobs/s over the jobs/s the agent's pairs give as classic schedulers, weighted
   by how often it used each (sum of n_a/N x classic time of pair a): the decision overhead alone.
 - us per decision: (RL time - that pair-mix time) / decisions.
@@ -47,6 +48,22 @@ def _best(cfg, prep, repeat: int) -> tuple[float, object]:
     return best, res
 
 
+def _interleaved(classic, rl, prep, repeat: int) -> tuple[float, float, object]:
+    """Best CPU times of the classic and the RL run, measured alternately; and the RL result."""
+    from paretosched.sim.run import simulate
+
+    t_c = t_r = float("inf")
+    res = None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        simulate(classic, prepared=prep)
+        t_c = min(t_c, time.process_time() - t0)
+        t0 = time.process_time()
+        res = simulate(rl, prepared=prep)
+        t_r = min(t_r, time.process_time() - t0)
+    return t_c, t_r, res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     shared = Path(__file__).resolve().parents[2] / "shared" / "workloads" / "HPC2N-2002-2.2-cln.swf.gz"
@@ -74,7 +91,8 @@ def main() -> None:
     n = len(prep.raw)
     t_c, res_c = _best(classic("first-high_gflops", 0), prep, args.repeat)
     print(f"{args.platform}, {n} jobs of {args.trace}; CPU seconds, best of {args.repeat}")
-    print(f"classic first-high_gflops: {t_c:.3f} s, {n / t_c:,.0f} jobs/s, {res_c.decisions} decisions")
+    print(f"classic first-high_gflops: {t_c:.3f} s, {n / t_c:,.0f} jobs/s, {res_c.decisions} decisions "
+          "(timed again next to each RL run for its ratio)")
     pair_time: dict[tuple[str, int], float] = {}
 
     def measure(label: str, episodes: int, tmp: str) -> list[float]:
@@ -92,7 +110,9 @@ def main() -> None:
                 path = Path(tmp) / f"agent-{seed}.npz"
                 save_agent(path, trainee, agent)
                 rl = rl.model_copy(update={"scheduler": rl.scheduler.model_copy(update={"weights": str(path)})})
-            t_r, res_r = _best(rl, prep, args.repeat)
+            # classic and RL timed in turn, best of --repeat each: this machine's speed drifts by
+            # up to 1.8x within minutes, and a ratio of two runs minutes apart measured the drift
+            t_c, t_r, res_r = _interleaved(classic("first-high_gflops", 0), rl, prep, args.repeat)
             counts = {a: c for a, c in res_r.training["eval_action_counts"].items() if c}
             d = sum(counts.values())
             mix = 0.0
@@ -106,7 +126,7 @@ def main() -> None:
             fav = max(counts, key=counts.get)
             ratios.append(t_c / t_r)
             mix_ratios.append(mix / t_r)
-            print(f"  seed {seed}: {t_r:.3f} s, {n / t_r:,.0f} jobs/s, {d} decisions; ratio {t_c / t_r:.2f}; "
+            print(f"  seed {seed}: {t_r:.3f} s, {n / t_r:,.0f} jobs/s, {d} decisions; classic {t_c:.3f} s; ratio {t_c / t_r:.2f}; "
                   f"vs. its pairs {mix / t_r:.2f} ({(t_r - mix) / max(d, 1) * 1e6:.0f} us per decision); "
                   f"most used {fav} ({counts[fav]} of {d}, alone "
                   f"{pair_time.get((fav, seed if 'random' in fav else 0), float('nan')):.3f} s)")
