@@ -33,8 +33,9 @@ class SpreadIndex:
         # stamp and are dropped when they surface. A job of k cores costs O(k log P), not a pass
         # over every processor: that pass was most of the cost of runs on these policies.
         # Units are processors, except for high_mem: its value is the node's memory, shared by the
-        # node's processors, so its units are nodes (a node stands for its first processor with
-        # room) and a core taken does not leave every sibling processor's entry stale.
+        # node's processors, so its units are nodes (in the index a node ranks as its first
+        # processor with a free core, during a call as its first with room for the job) and a core
+        # taken does not leave every sibling processor's entry stale.
         self._by_node = name == "high_mem"
         self._nodes = list({p.node: None for p in procs})
         mine = set(procs)
@@ -192,7 +193,7 @@ class SpreadIndex:
 
     def _allocate_by_node(self, job: Any, limits: dict[int, int] | None,
                           mem_limits: dict[int, float] | None) -> Alloc | None:
-        """`high_mem`'s per-core walk over nodes: the same picks as `_allocate_per_core`.
+        """`high_mem`'s per-core walk over nodes: the same picks as re-ranking every processor per core.
 
         Every processor of a node has the node's value and rank, so the best processor is the
         best node's first processor (platform order) with room: one heap entry per node, keyed
@@ -276,7 +277,7 @@ class SpreadIndex:
                     if bound:
                         left = node_mem[node] = left - mem
                         if left < mem - 1e-9:
-                            break  # full (it would be dropped at its next pop)
+                            break  # no memory for another core: not pushed back (a pop would drop it)
                     if not need:
                         break
                     p = first_room(node, cap)

@@ -69,7 +69,7 @@ def take(ranked: list[ProcState], job: Any, limits: dict[int, int] | None,
 
 def take_once(ranked: list[ProcState], need: int, mem: float, limits: dict[int, int] | None,
                mem_limits: dict[int, float] | None) -> Alloc | None:
-    """The single-pass case of `_take` (no bandwidth cap): the hot path, so kept minimal."""
+    """The single-pass case of `take` (no bandwidth cap): the hot path, so kept minimal."""
     out: Alloc = []
     node_mem: dict[Any, float] | None = {} if mem > 0 else None
     for p in ranked:

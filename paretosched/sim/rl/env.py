@@ -86,8 +86,9 @@ class Observer:
         size = observation_size(kind, "mlp", len(self.nodes), len(self.procs), self.n_cores)
         self.buf = np.empty(size if not tabular else N_QUEUE_FEATURES)
         self.stats = self.buf[:N_QUEUE_FEATURES - 1]
-        # a one-job queue's statistics are its features repeated (every quantile of one value)
-        self.feats5 = np.repeat(self.feats, len(_QUANTILES), axis=1)
+        # a one-job queue's statistics are its features repeated (every quantile of one value);
+        # the tabular agent sees only the queue length and occupancy
+        self.feats5 = np.repeat(self.feats, len(_QUANTILES), axis=1) if not tabular else self.feats
         end = N_QUEUE_FEATURES
         if kind != "minimal" and not tabular:
             self.mem_frac = self.buf[end:end + len(self.nodes)]
