@@ -21,6 +21,8 @@ initial preferences are the worst case. Per seed:
   --repeat each) so that a drift of the machine's speed hits both. Target: median >= 0.3 (trained).
 - vs. its pairs: RL jobs/s over the jobs/s the agent's pairs give as classic schedulers, weighted
   by how often it used each (sum of n_a/N x classic time of pair a): the decision overhead alone.
+  Each pair is timed once (best of --repeat) when first met, not next to the RL run, so this
+  figure and the next still carry the machine's drift; read them to +-30%.
 - us per decision: (RL time - that pair-mix time) / decisions.
 
 Times are process CPU times (best of --repeat), so a busy machine disturbs them less than wall time.
@@ -52,16 +54,17 @@ def _interleaved(classic, rl, prep, repeat: int) -> tuple[float, float, object]:
     """Best CPU times of the classic and the RL run, measured alternately; and the RL result."""
     from paretosched.sim.run import simulate
 
-    t_c = t_r = float("inf")
+    best = {"classic": float("inf"), "rl": float("inf")}
     res = None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        simulate(classic, prepared=prep)
-        t_c = min(t_c, time.process_time() - t0)
-        t0 = time.process_time()
-        res = simulate(rl, prepared=prep)
-        t_r = min(t_r, time.process_time() - t0)
-    return t_c, t_r, res
+    for k in range(repeat):
+        # alternate which goes first, so whatever one run leaves behind (heap, caches) is shared
+        for name in (("classic", "rl") if k % 2 == 0 else ("rl", "classic")):
+            t0 = time.process_time()
+            out = simulate(classic if name == "classic" else rl, prepared=prep)
+            best[name] = min(best[name], time.process_time() - t0)
+            if name == "rl":
+                res = out
+    return best["classic"], best["rl"], res
 
 
 def main() -> None:
@@ -92,7 +95,7 @@ def main() -> None:
     t_c, res_c = _best(classic("first-high_gflops", 0), prep, args.repeat)
     print(f"{args.platform}, {n} jobs of {args.trace}; CPU seconds, best of {args.repeat}")
     print(f"classic first-high_gflops: {t_c:.3f} s, {n / t_c:,.0f} jobs/s, {res_c.decisions} decisions "
-          "(timed again next to each RL run for its ratio)")
+          "(for reference: each ratio uses the classic run timed next to its RL run)")
     pair_time: dict[tuple[str, int], float] = {}
 
     def measure(label: str, episodes: int, tmp: str) -> list[float]:
