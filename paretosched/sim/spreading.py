@@ -110,14 +110,6 @@ class SpreadIndex:
         taken: dict[ProcState, int] = {}
         node_mem: dict[Any, float] = {}
 
-        def mem_left(node: Any) -> float:
-            left = node_mem.get(node)
-            if left is None:
-                left = node.mem_free
-                if mem_limits is not None and node.idx in mem_limits:
-                    left = min(left, mem_limits[node.idx])
-            return left
-
         def value(p: ProcState, have: int) -> float:
             """The policy's value of `p` for the job's next core, with `have` of its cores taken."""
             if name == "high_cores":
@@ -165,7 +157,7 @@ class SpreadIndex:
                     continue
                 node = p.node
                 mem_bound = mem > 0 and node.mem_cap < math.inf
-                if mem_bound and mem_left(node) < mem - 1e-9:
+                if mem_bound and _mem_left(node, node_mem, mem_limits) < mem - 1e-9:
                     continue
                 if cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9:
                     continue
@@ -175,7 +167,7 @@ class SpreadIndex:
                     continue
                 taken[p] = have + 1
                 if mem_bound:
-                    node_mem[node] = mem_left(node) - mem
+                    node_mem[node] = _mem_left(node, node_mem, mem_limits) - mem
                 need -= 1
                 if have + 1 < len(p.free):
                     heapq.heappush(local, (rank, -value(p, have + 1), idx, 0, p))
@@ -207,14 +199,6 @@ class SpreadIndex:
         node_procs = self._node_procs
         prefer_on = self.prefer_on
 
-        def mem_left(node: Any) -> float:
-            left = node_mem.get(node)
-            if left is None:
-                left = node.mem_free
-                if mem_limits is not None and node.idx in mem_limits:
-                    left = min(left, mem_limits[node.idx])
-            return left
-
         skip: dict[Any, int] = {}  # per node, processors known to have no room left in this pass
 
         def first_room(node: Any, cap: float | None) -> ProcState | None:
@@ -245,7 +229,8 @@ class SpreadIndex:
                 for node in self._nodes:
                     p = first_room(node, None)
                     if p is not None:
-                        local.append((power_rank(p) if prefer_on else 0, -mem_left(node), p.idx, 0, node))
+                        left = _mem_left(node, node_mem, mem_limits)
+                        local.append((power_rank(p) if prefer_on else 0, -left, p.idx, 0, node))
                 heapq.heapify(local)
                 src = []
             else:
@@ -261,7 +246,7 @@ class SpreadIndex:
                 else:
                     break
                 rank, neg, idx, _, node = e
-                left = mem_left(node)
+                left = _mem_left(node, node_mem, mem_limits)
                 bound = mem > 0 and node.mem_cap < math.inf
                 if bound and left < mem - 1e-9:
                     continue  # the node cannot hold another core of the job
@@ -300,3 +285,13 @@ class SpreadIndex:
         if need:
             return None
         return list(taken.items())
+
+
+def _mem_left(node: Any, node_mem: dict[Any, float], mem_limits: dict[int, float] | None) -> float:
+    """Memory `node` has left for the job: after what it took (`node_mem`), else free within EASY's cap."""
+    left = node_mem.get(node)
+    if left is None:
+        left = node.mem_free
+        if mem_limits is not None and node.idx in mem_limits:
+            left = min(left, mem_limits[node.idx])
+    return left
