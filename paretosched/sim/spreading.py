@@ -79,8 +79,9 @@ class SpreadIndex:
             if rebuild:
                 changed = dict.fromkeys(self._nodes if self._by_node else self.procs)
             if self._by_node:
-                node_procs = self._node_procs
-                entries = [self._entry(u) for u in changed if any(p.free for p in node_procs[u])]
+                # a node has a free core while it has fewer busy cores than cores (`busy` and the
+                # processors' free lists move together in the twin)
+                entries = [self._entry(u) for u in changed if u.busy < u.ncores]
             else:
                 entries = [self._entry(u) for u in changed if u.free]
             if rebuild:
@@ -257,7 +258,7 @@ class SpreadIndex:
                     heapq.heappush(local, (rank, -left, p.idx, 0, node))
                     continue
                 while True:  # take from `node` for as long as it stays strictly the best
-                    taken[p] = taken.get(p, 0) + 1
+                    have = taken[p] = taken.get(p, 0) + 1
                     need -= 1
                     if bound:
                         left = node_mem[node] = left - mem
@@ -265,9 +266,11 @@ class SpreadIndex:
                             break  # no memory for another core: not pushed back (a pop would drop it)
                     if not need:
                         break
-                    p = first_room(node, cap)
-                    if p is None:
-                        break
+                    if have >= len(p.free) or (limits is not None and have >= limits.get(p.idx, have + 1)) or \
+                            (cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9):
+                        p = first_room(node, cap)  # `p` is full: the node's next processor with room
+                        if p is None:
+                            break
                     key = (rank, -left, p.idx)
                     # stored keys are lower bounds: beating both tops beats every other candidate
                     if (local and local[0] < key) or (src and src[0] < key):
