@@ -52,8 +52,9 @@ def _run(tmp: Path) -> Path:
 def _wait_ready(drv) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
+    # the plot element may not exist yet when the first poll runs on a loaded machine
     WebDriverWait(drv, 30).until(lambda d: d.execute_script(
-        f"return document.getElementById('{PLOT_ID}').dataset.ready === '1'"))
+        f"const e = document.getElementById('{PLOT_ID}'); return e !== null && e.dataset.ready === '1'"))
 
 
 def test_explorer_points_and_click(browser, tmp_path: Path) -> None:
