@@ -92,6 +92,16 @@ class SpreadIndex:
                     heapq.heappush(heap, e)
         return heap
 
+    def _give_back(self, index: list[tuple[Any, ...]], borrowed: list[tuple[Any, ...]], touched: Any) -> None:
+        """Return the index entries a call popped: untouched units' still hold, touched ones are
+        re-keyed at the next call (whether or not the job starts)."""
+        dirty = self._dirty
+        for e in borrowed:
+            if e[4] in touched:
+                dirty[e[4]] = None
+            else:
+                heapq.heappush(index, e)
+
     def allocate(self, job: Any, limits: dict[int, int] | None,
                  mem_limits: dict[int, float] | None) -> Alloc | None:
         """Cores for `job`, one at a time on the best processor given what it has taken, or None.
@@ -140,14 +150,8 @@ class SpreadIndex:
             else:
                 local, src = [], index
             while need:
-                while src and src[0][3] != stamp[src[0][2]]:
-                    heapq.heappop(src)  # stale: its processor changed since it was pushed
-                if src and (not local or src[0] < local[0]):
-                    e = heapq.heappop(src)
-                    borrowed.append(e)
-                elif local:
-                    e = heapq.heappop(local)
-                else:
+                e = _pop_best(src, local, stamp, borrowed)
+                if e is None:
                     break
                 rank, neg, idx, _, p = e
                 # room (checked inline: this is the per-core hot path): a free core not yet taken,
@@ -174,15 +178,8 @@ class SpreadIndex:
                     heapq.heappush(local, (rank, -value(p, have + 1), idx, 0, p))
             if not need:
                 break
-        dirty = self._dirty
-        for e in borrowed:
-            if e[4] in taken:  # re-keyed at the next call, whether or not the job starts
-                dirty[e[4]] = None
-            else:
-                heapq.heappush(index, e)  # untouched: still valid
-        if need:
-            return None
-        return list(taken.items())
+        self._give_back(index, borrowed, taken)
+        return None if need else list(taken.items())
 
     def _allocate_by_node(self, job: Any, limits: dict[int, int] | None,
                           mem_limits: dict[int, float] | None) -> Alloc | None:
@@ -237,14 +234,8 @@ class SpreadIndex:
             else:
                 local, src = [], index
             while need:
-                while src and src[0][3] != stamp[src[0][4].idx]:
-                    heapq.heappop(src)  # stale: its node changed since it was pushed
-                if src and (not local or src[0] < local[0]):
-                    e = heapq.heappop(src)
-                    borrowed.append(e)
-                elif local:
-                    e = heapq.heappop(local)
-                else:
+                e = _pop_best(src, local, stamp, borrowed)
+                if e is None:
                     break
                 rank, neg, idx, _, node = e
                 left = _mem_left(node, node_mem, mem_limits)
@@ -278,16 +269,21 @@ class SpreadIndex:
                         break
             if not need:
                 break
-        dirty = self._dirty
-        touched = {p.node for p in taken}
-        for e in borrowed:
-            if e[4] in touched:  # re-keyed at the next call, whether or not the job starts
-                dirty[e[4]] = None
-            else:
-                heapq.heappush(index, e)  # untouched: still valid
-        if need:
-            return None
-        return list(taken.items())
+        self._give_back(index, borrowed, {p.node for p in taken})
+        return None if need else list(taken.items())
+
+
+def _pop_best(src: list[tuple[Any, ...]], local: list[tuple[Any, ...]], stamp: list[int],
+              borrowed: list[tuple[Any, ...]]) -> tuple[Any, ...] | None:
+    """The smaller top of the index (`src`, stale entries dropped; what it gives is recorded in
+    `borrowed`) and the call's own heap (`local`); None when both are empty."""
+    while src and src[0][3] != stamp[src[0][4].idx]:
+        heapq.heappop(src)  # stale: its unit changed since it was pushed
+    if src and (not local or src[0] < local[0]):
+        e = heapq.heappop(src)
+        borrowed.append(e)
+        return e
+    return heapq.heappop(local) if local else None
 
 
 def _mem_left(node: Any, node_mem: dict[Any, float], mem_limits: dict[int, float] | None) -> float:
