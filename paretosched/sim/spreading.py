@@ -154,17 +154,15 @@ class SpreadIndex:
                 if e is None:
                     break
                 rank, neg, idx, _, p = e
-                # room (checked inline: this is the per-core hot path): a free core not yet taken,
-                # within EASY's cap, node memory and the bandwidth cap. A processor is pushed back
-                # after each core it gives whether or not it has room left; if not, it is dropped here.
+                # A processor is pushed back after each core it gives whether or not it has room
+                # left (a free core not yet taken, within EASY's cap, node memory and the bandwidth
+                # cap); if not, it is dropped here.
                 have = taken.get(p, 0)
-                if have >= len(p.free) or (limits is not None and have >= limits.get(idx, have + 1)):
+                if _full(p, have, limits, cap, bw):
                     continue
                 node = p.node
                 mem_bound = mem > 0 and node.mem_cap < math.inf
                 if mem_bound and _mem_left(node, node_mem, mem_limits) < mem - 1e-9:
-                    continue
-                if cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9:
                     continue
                 current = -value(p, have)
                 if current != neg:  # its key fell since it was pushed
@@ -203,9 +201,7 @@ class SpreadIndex:
             procs = node_procs[node]
             for i in range(skip.get(node, 0), len(procs)):
                 p = procs[i]
-                have = taken.get(p, 0)
-                if have >= len(p.free) or (limits is not None and have >= limits.get(p.idx, have + 1)) or \
-                        (cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9):
+                if _full(p, taken.get(p, 0), limits, cap, bw):
                     continue
                 skip[node] = i  # room only shrinks during a pass
                 return p
@@ -257,8 +253,7 @@ class SpreadIndex:
                             break  # no memory for another core: not pushed back (a pop would drop it)
                     if not need:
                         break
-                    if have >= len(p.free) or (limits is not None and have >= limits.get(p.idx, have + 1)) or \
-                            (cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9):
+                    if _full(p, have, limits, cap, bw):
                         p = first_room(node, cap)  # `p` is full: the node's next processor with room
                         if p is None:
                             break
@@ -284,6 +279,13 @@ def _pop_best(src: list[tuple[Any, ...]], local: list[tuple[Any, ...]], stamp: l
         borrowed.append(e)
         return e
     return heapq.heappop(local) if local else None
+
+
+def _full(p: ProcState, have: int, limits: dict[int, int] | None, cap: float | None, bw: float) -> bool:
+    """No room on `p` for another core of the job, given `have` taken: no free core left, EASY's
+    cap on `p` reached, or (in a capped pass) one more core would exceed the bandwidth cap."""
+    return have >= len(p.free) or (limits is not None and have >= limits.get(p.idx, have + 1)) or \
+        (cap is not None and p.bw_used + (have + 1) * bw > cap * p.bw_cap + 1e-9)
 
 
 def _mem_left(node: Any, node_mem: dict[Any, float], mem_limits: dict[int, float] | None) -> float:
