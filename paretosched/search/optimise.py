@@ -9,6 +9,7 @@ interrupted-then-resumed runs give the same log and the same front.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,21 @@ def _cache_dir(study: Study, run_dir: Path) -> Path:
     return run_dir.resolve().parent / ".cache" / study.name
 
 
+def _check_same_twin(run_dir: Path, state: dict[str, Any]) -> None:
+    """Refuse to resume a run another twin version started: its front would mix two models'
+    numbers (the cache is keyed by twin version, so new evaluations would not match old ones)."""
+    started = state.get("twin")
+    if started is None:  # checkpoints from before the field: the summary written with them
+        try:
+            started = json.loads((run_dir / SUMMARY).read_text())["versions"]["twin"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+    if started != twin_version():
+        raise UserError(f"{run_dir}: started with twin {started}, this paretosched is {twin_version()}; resuming "
+                        "would mix the two twins' numbers in one front. Finish it with the version that "
+                        "started it, or start a new run (another --out)")
+
+
 class SearchRun:
     """One session of a run: restores the checkpoint if any, then searches and re-checks."""
 
@@ -92,6 +108,8 @@ class SearchRun:
             state = self._new_state()
         elif state.get("format") != STATE_FORMAT:
             raise UserError(f"{run_dir / CHECKPOINT}: written by an incompatible paretosched; start a new run")
+        elif not state["done"]:  # a finished run is only read, never extended
+            _check_same_twin(run_dir, state)
         self.state: dict[str, Any] = state
         self.algo = state["algorithm"]
         self.ledger = Ledger(run_dir, self.names, state["next_eval_id"])
@@ -107,7 +125,8 @@ class SearchRun:
         if self.study.reference_point is not None:
             ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
         algo = build_algorithm(self.space, len(self.names), self.study.algorithm, algorithm_seed(self.study))
-        return {"format": STATE_FORMAT, "algorithm": algo, "generation": -1, "n_told": 0, "next_eval_id": 0,
+        return {"format": STATE_FORMAT, "twin": twin_version(), "algorithm": algo, "generation": -1, "n_told": 0,
+                "next_eval_id": 0,
                 "baselines_done": False, "ref": ref, "ref_source": "study" if ref is not None else None,
                 "generations": [], "elapsed_s": 0.0, "population": [], "baseline_ids": {},
                 "stop_reason": None, "done": False}

@@ -124,6 +124,33 @@ def test_run_dir_guards(tmp_path: Path) -> None:
         run_quiet(changed, run, resume=True)
 
 
+def test_resume_refuses_a_run_another_twin_started(tmp_path: Path) -> None:
+    from paretosched.search.runlog import load_checkpoint, save_checkpoint
+    from paretosched.sim import twin_version
+
+    run = run_quiet(write_study(tmp_path, **SMALL), tmp_path / "run")
+    state = load_checkpoint(run)
+    assert state is not None and state["twin"] == twin_version()
+    state["done"] = False  # as if killed before the re-check
+    save_checkpoint(run, state)
+    before = stable_rows(run)
+    assert run_quiet(run, run, resume=True) == run  # same twin: resumes
+    assert stable_rows(run) == before
+
+    state["twin"] = "0.0.1+twin.0"
+    save_checkpoint(run, state)
+    with pytest.raises(UserError, match=r"started with twin 0\.0\.1\+twin\.0, this paretosched is"):
+        run_quiet(run, run, resume=True)
+    del state["twin"]  # a checkpoint older than the field: the summary says which twin wrote it
+    save_checkpoint(run, state)
+    s = summary(run)
+    s["versions"]["twin"] = "0.0.2+twin.0"
+    (run / "summary.json").write_text(json.dumps(s))
+    with pytest.raises(UserError, match=r"started with twin 0\.0\.2\+twin\.0"):
+        run_quiet(run, run, resume=True)
+    assert stable_rows(run) == before  # refused before touching anything
+
+
 _CHILD = """
 import sys
 from paretosched.search.optimise import optimise
