@@ -23,6 +23,13 @@ SUMMARY = "summary.json"
 POPULATION = "population.json"
 CHECKPOINT = "checkpoint.pkl"
 
+# mkstemp creates 0600 files; run directories and the shared cache are often read by a
+# group (a colleague opening the front, a second user's run reusing the cache), so atomic
+# files get the permissions a plain open() would give them.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+
 
 def _fsync_dir(directory: Path) -> None:
     try:
@@ -40,6 +47,7 @@ def atomic_write_bytes(path: str | Path, data: bytes, fsync: bool = True) -> Non
     p = Path(path)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             if fsync:

@@ -40,6 +40,15 @@ def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
     assert p.read_text() == "new" and [x.name for x in tmp_path.iterdir()] == ["summary.json"]
 
 
+def test_atomic_files_get_the_umask_permissions_of_a_plain_file(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    if plain.stat().st_mode & 0o777 == 0o600:
+        pytest.skip("umask 077: a plain file is 0600 too, the same as mkstemp's")
+    atomic_write_text(tmp_path / "summary.json", "x")
+    assert (tmp_path / "summary.json").stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+
+
 def test_progress_bar_and_quiet_lines(tmp_path: Path) -> None:
     study = write_study(tmp_path, budget={"generations": 2}, algorithm={"pop_size": 8})
     err = io.StringIO()
