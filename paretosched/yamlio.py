@@ -13,6 +13,31 @@ from paretosched.errors import UserError
 M = TypeVar("M", bound=BaseModel)
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, line: int, key: Any, first: int) -> None:
+        super().__init__(f"{line}: duplicate key {key!r} (first on line {first})")
+        self.line, self.key, self.first = line, key, first
+
+
+class _Loader(yaml.SafeLoader):
+    """The safe loader, refusing a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *defaults` then overriding a merged key is the point of merging
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in seen:
+                        raise _DuplicateKey(key_node.start_mark.line + 1, key, seen[key])
+                    seen[key] = key_node.start_mark.line + 1
+                except TypeError:
+                    pass  # unhashable key: the base constructor reports it
+        return super().construct_mapping(node, deep)
+
+
 def read_yaml(path: str | Path) -> Any:
     """Parse a YAML (or JSON) file with the safe loader; errors name the file and line."""
     p = Path(path)
@@ -25,12 +50,26 @@ def read_yaml(path: str | Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{p}: cannot read: {exc}") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except _DuplicateKey as exc:
+        raise UserError(f"{p}:{exc}") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise UserError(f"{p}{where}: invalid YAML: {problem}") from None
+        raise UserError(f"{p}{_yaml_error(exc)}") from None
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    """`:line: invalid YAML: problem`; `:start-line: ...` when the broken construct began earlier."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is None:
+        return f": invalid YAML: {problem}"
+    line = mark.line + 1
+    start = getattr(exc, "context_mark", None)
+    context = getattr(exc, "context", None)
+    if start is not None and context and start.line + 1 < line:
+        # e.g. an unclosed `[` or quote: PyYAML notices only where the next token does not fit
+        return f":{start.line + 1}-{line}: invalid YAML: {context} (line {start.line + 1}): {problem} (line {line})"
+    return f":{line}: invalid YAML: {problem}"
 
 
 def describe_validation_error(err: ValidationError, source: str) -> str:
