@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
 
 def run_simulate(args: Any) -> int:
     from paretosched.sim.metrics import mean_metrics
-    from paretosched.sim.run import prepare, simulate
+    from paretosched.sim.run import prepare, simulate, window_note
 
     cfg = apply_overrides(load_config(args.config), args)
     if args.seeds:
@@ -61,6 +62,9 @@ def run_simulate(args: Any) -> int:
         seeds = [cfg.seed]
     _warn_if_other_twin(cfg)
     prep = prepare(cfg)
+    note = window_note(cfg, prep)
+    if note:
+        print(f"paretosched: note: {note}", file=sys.stderr)
     want_tl = bool(args.timeline or args.plots or cfg.timeline)
     results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl)
                for s in seeds]
@@ -83,8 +87,6 @@ def _warn_if_other_twin(cfg: SimConfig) -> None:
     recorded = (cfg.provenance or {}).get("twin_version")
     if not recorded:
         return
-    import sys
-
     from paretosched.sim import twin_version
 
     current = twin_version()

@@ -15,7 +15,7 @@ from paretosched.sim.metrics import compute_metrics
 from paretosched.sim.platform import Platform, load_platform
 from paretosched.sim.schedulers import build_scheduler
 from paretosched.sim.twin import Twin, make_rng
-from paretosched.sim.workload import RawJobs, build_jobs, raw_from_inline, read_swf
+from paretosched.sim.workload import RawJobs, build_jobs, raw_from_inline, read_swf, short_window_note
 
 
 @dataclass
@@ -53,6 +53,12 @@ def prepare(cfg: SimConfig) -> Prepared:
     else:
         raw = read_swf(trace_path(wl.path or ""), wl.first_job, wl.n_jobs)
     return Prepared(platform, raw)
+
+
+def window_note(cfg: SimConfig, prep: Prepared) -> str | None:
+    """A note for the user when the trace ends before the configured window does."""
+    wl = cfg.workload
+    return None if wl.jobs is not None else short_window_note(prep.raw, wl.first_job, wl.n_jobs)
 
 
 def _fits_factory(platform: Platform):

@@ -137,8 +137,20 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
                 _parse_line(raw, s, path, line_no)
     except (OSError, EOFError) as exc:
         raise UserError(f"{path}: cannot read trace: {exc}") from None
+    if not raw.job_id:
+        # an empty window would simulate nothing and report zeros for every metric
+        raise UserError(f"{path}: skipping {first_job} job lines (first_job) leaves no job; "
+                        f"the trace has {seen} job lines")
     raw.digest = hashlib.sha256(f"{_file_digest(Path(path))}:{first_job}:{n_jobs}".encode()).hexdigest()
     return raw
+
+
+def short_window_note(raw: RawJobs, first_job: int, n_jobs: int | None) -> str | None:
+    """A one-line note when the trace ends before the requested window does, else None."""
+    if n_jobs is None or len(raw.job_id) >= n_jobs:
+        return None
+    return (f"{raw.source}: the window holds {len(raw.job_id)} jobs, fewer than n_jobs={n_jobs} "
+            f"(the trace ends after job line {first_job + len(raw.job_id)})")
 
 
 def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:

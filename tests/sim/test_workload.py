@@ -45,6 +45,20 @@ def test_window_and_fallbacks(tmp_path):
     assert rep.loaded == 2 and rep.lines == 2
 
 
+def test_empty_window_is_an_error_and_a_short_one_is_noted(tmp_path):
+    from paretosched.errors import UserError
+    from paretosched.sim.workload import short_window_note
+
+    p = _write(tmp_path, [_line(i, 100 * i, 50, 1, 1, 100) for i in range(1, 5)], gz=False)
+    with pytest.raises(UserError, match=r"skipping 4 job lines \(first_job\) leaves no job; the trace has 4 job lines"):
+        read_swf(p, first_job=4, n_jobs=10)
+    raw = read_swf(p, first_job=1, n_jobs=10)
+    assert raw.job_id == [2, 3, 4]
+    assert short_window_note(raw, 1, 10).endswith("the window holds 3 jobs, fewer than n_jobs=10 "
+                                                  "(the trace ends after job line 4)")
+    assert short_window_note(raw, 1, 3) is None and short_window_note(raw, 1, None) is None
+
+
 def test_allocated_procs_fallback_and_skips(tmp_path):
     lines = [_line(1, 0, 50, 4, -1, 100), _line(2, 1, -1, 2, 2, 10), _line(3, 2, 5, -1, -1, 10),
              _line(4, 3, 5, 64, 64, 10)]
