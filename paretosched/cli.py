@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     opt.add_argument("--workers", type=int, help="parallel evaluation workers (default: the study's)")
     opt.add_argument("--dask", metavar="ADDRESS", help="evaluate on a Dask distributed scheduler")
+    opt.add_argument("--local", action="store_true",
+                     help="evaluate on this machine even if the study or the resumed run says dask")
     opt.add_argument("--quiet", action="store_true", help="log lines instead of a progress bar")
 
     ana = sub.add_parser("analyse", aliases=["analyze"], help="front, picks, DBSCAN clusters, Lasso drivers, report.html")
@@ -145,7 +147,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from paretosched.search.optimise import optimise
 
         run_dir = optimise(args.study, out=args.out, resume=args.resume, workers=args.workers,
-                           dask=args.dask, quiet=args.quiet)
+                           dask=args.dask, quiet=args.quiet, local=args.local)
         print(f"run directory: {run_dir}")
         return 0
     if cmd in ("analyse", "analyze"):

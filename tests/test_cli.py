@@ -66,6 +66,8 @@ def _bad(tmp_path, name, text):
     (lambda t: t / "nowhere.yaml", "nowhere.yaml: file not found"),
     (lambda t: _bad(t, "d.yaml", CONFIG + "extra: 1\n"), "d.yaml: extra: unknown key"),
     (lambda t: _bad(t, "e.yaml", "platform: [\n"), "e.yaml:2: invalid YAML"),
+    (lambda t: _bad(t, "f.yaml", CONFIG.replace("n_jobs: 200", "first_job: 5000, n_jobs: 200")),
+     "hpc2n-3k.swf.gz: skipping 5000 job lines (first_job) leaves no job; the trace has 3000 job lines"),
 ])
 def test_bad_input_one_line_exit_2(tmp_path, capsys, setup, expected):
     assert main(["simulate", str(setup(tmp_path))]) == 2
@@ -86,6 +88,24 @@ def test_bad_trace_in_subprocess(tmp_path, content, expected):
     assert proc.returncode == 2
     assert expected in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_simulate_notes_a_window_cut_short_by_the_end_of_the_trace(config, capsys):
+    assert main(["simulate", str(config), "--json", "--first-job", "2950"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["n_jobs"] == 50
+    assert cap.err.strip().endswith("the window holds 50 jobs, fewer than n_jobs=200 (the trace ends after job line 3000)")
+
+
+def test_optimise_bad_paths_are_one_line_errors(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    study = tmp_path / "s.yaml"
+    study.write_text("name: s\n")
+    for argv, expected in ((["optimise", str(tmp_path), "--resume"], "neither a study file nor a run directory"),
+                           (["optimise", str(study), "--local", "--dask", "tcp://x:1"], "--local and --dask: choose one")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert expected in err and len(err.strip().splitlines()) == 1
 
 
 def test_platform_show(capsys):

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from paretosched.errors import UserError
 from paretosched.search.cache import Cache, cache_key, input_digest
 from paretosched.search.space import canonical
 
@@ -85,7 +86,11 @@ class Engine:
             from dask.distributed import Client, LocalCluster
 
             if self.address:
-                self._client = Client(self.address)
+                try:
+                    self._client = Client(self.address)
+                except (OSError, TimeoutError) as exc:
+                    raise UserError(f"Dask scheduler {self.address}: cannot connect ({exc}); check the "
+                                    "address, or run here with --local") from None
             else:
                 self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
                                              processes=True, dashboard_address=None)

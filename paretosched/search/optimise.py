@@ -9,7 +9,6 @@ interrupted-then-resumed runs give the same log and the same front.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -23,19 +22,25 @@ from paretosched.search.evaluate import Engine
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
+from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, mark_interrupted, open_run
 from paretosched.search.runlog import (CHECKPOINT, LOG, POPULATION, SUMMARY, load_checkpoint, repair_log,
                                        save_checkpoint, write_front, write_json, atomic_write_text)
 from paretosched.search.space import SearchSpace
-from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, load_study
+from paretosched.search.study import STUDY_FILE, Study, algorithm_seed
 from paretosched.search import pareto
 
 STATE_FORMAT = 1
 
 
 def optimise(study_path: str, out: str | None = None, resume: bool = False, workers: int | None = None,
-             dask: str | None = None, quiet: bool = False) -> Path:
-    """Run the study at `study_path` (or resume the run directory given there); returns the run dir."""
-    study, run_dir = _open_run(Path(study_path), out, resume)
+             dask: str | None = None, quiet: bool = False, local: bool = False) -> Path:
+    """Run the study at `study_path` (or resume the run directory given there); returns the run dir.
+
+    `local` evaluates on this machine even when the study (or the run's saved copy) says Dask.
+    """
+    if local and dask is not None:
+        raise UserError("--local and --dask: choose one")
+    study, run_dir, note = open_run(Path(study_path), out, resume)
     par = study.parallel
     if workers is not None:
         if workers < 1:
@@ -43,32 +48,29 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
         par = par.model_copy(update={"workers": workers})
     if dask is not None:
         par = par.model_copy(update={"backend": "dask", "address": dask})
+    if local:
+        par = par.model_copy(update={"backend": "local", "address": None})
     study = study.model_copy(update={"parallel": par})
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / STUDY_FILE, yaml.safe_dump(study.model_dump(mode="json"), sort_keys=False))
+    notes = [note] if note else []
+    if study.evaluator is None:  # the twin: parse its inputs once, here, so bad ones fail fast
+        from paretosched.search.twin import check_inputs
 
+        try:
+            window = check_inputs(study.base)  # type: ignore[arg-type]
+        except UserError as exc:
+            raise UserError(f"{study_path}: base: {exc}") from None
+        notes += [window] if window else []
+
+    make_run_dir(run_dir)
     cache = Cache(_cache_dir(study, run_dir) if study.cache else None)
-    with Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
-        SearchRun(study, run_dir, engine, quiet).execute()
+    with RunLock(run_dir), Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
+        atomic_write_text(run_dir / STUDY_FILE, yaml.safe_dump(study.model_dump(mode="json"), sort_keys=False))
+        try:
+            SearchRun(study, run_dir, engine, quiet, notes).execute()
+        except KeyboardInterrupt:
+            mark_interrupted(run_dir)
+            raise
     return run_dir
-
-
-def _open_run(path: Path, out: str | None, resume: bool) -> tuple[Study, Path]:
-    if path.is_dir():
-        if not resume:
-            raise UserError(f"{path}: is a run directory; add --resume to continue it")
-        run_dir = Path(out) if out is not None else path
-        return load_study(path), run_dir
-    study = load_study(path)
-    run_dir = Path(out) if out is not None else Path("runs") / study.name
-    if run_dir.exists() and any(run_dir.iterdir()):
-        if not resume:
-            raise UserError(f"{run_dir}: run directory exists and is not empty; use --resume or another --out")
-        if (run_dir / STUDY_FILE).exists():
-            before = load_study(run_dir).model_dump(mode="json", exclude={"parallel"})
-            if before != study.model_dump(mode="json", exclude={"parallel"}):
-                raise UserError(f"{path}: differs from the study of {run_dir} (only 'parallel' may change on resume)")
-    return study, run_dir
 
 
 def _cache_dir(study: Study, run_dir: Path) -> Path:
@@ -77,25 +79,10 @@ def _cache_dir(study: Study, run_dir: Path) -> Path:
     return run_dir.resolve().parent / ".cache" / study.name
 
 
-def _check_same_twin(run_dir: Path, state: dict[str, Any]) -> None:
-    """Refuse to resume a run another twin version started: its front would mix two models'
-    numbers (the cache is keyed by twin version, so new evaluations would not match old ones)."""
-    started = state.get("twin")
-    if started is None:  # checkpoints from before the field: the summary written with them
-        try:
-            started = json.loads((run_dir / SUMMARY).read_text())["versions"]["twin"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return
-    if started != twin_version():
-        raise UserError(f"{run_dir}: started with twin {started}, this paretosched is {twin_version()}; resuming "
-                        "would mix the two twins' numbers in one front. Finish it with the version that "
-                        "started it, or start a new run (another --out)")
-
-
 class SearchRun:
     """One session of a run: restores the checkpoint if any, then searches and re-checks."""
 
-    def __init__(self, study: Study, run_dir: Path, engine: Engine, quiet: bool) -> None:
+    def __init__(self, study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: list[str] | None = None) -> None:
         self.study, self.run_dir, self.engine = study, run_dir, engine
         self.space = SearchSpace(study)
         self.signs = study.signs
@@ -109,7 +96,7 @@ class SearchRun:
         elif state.get("format") != STATE_FORMAT:
             raise UserError(f"{run_dir / CHECKPOINT}: written by an incompatible paretosched; start a new run")
         elif not state["done"]:  # a finished run is only read, never extended
-            _check_same_twin(run_dir, state)
+            check_same_twin(run_dir, state, twin_version())
         self.state: dict[str, Any] = state
         self.algo = state["algorithm"]
         self.ledger = Ledger(run_dir, self.names, state["next_eval_id"])
@@ -118,7 +105,10 @@ class SearchRun:
         if total is None and b.generations is not None:
             off = study.algorithm.n_offsprings or study.algorithm.pop_size
             total = study.algorithm.pop_size + (b.generations - 1) * off
-        self.progress = Progress(study.name, total, quiet)
+        # a finished run only prints a message; a resumed one starts the bar where it stopped
+        self.progress = Progress(study.name, total, quiet or state["done"], initial=state["n_told"])
+        for note in notes or []:
+            self.progress.message(note)
 
     def _new_state(self) -> dict[str, Any]:
         ref = None
@@ -137,6 +127,7 @@ class SearchRun:
             if self.state["done"]:
                 self.progress.message("run already finished; nothing to resume")
                 return
+            self.progress.message(f"run directory: {self.run_dir}")
             if self.ledger.pending or self.state["generation"] >= 0:
                 self.progress.message(f"resuming after generation {self.state['generation']}")
             if not self.state["baselines_done"]:
@@ -277,8 +268,14 @@ class SearchRun:
         self.state["done"] = True
         self._write_outputs(final=True, recheck=recheck)
         self._checkpoint()
+        self.progress.close()  # before the last line, so the bar is not redrawn under it
         msg = f"done ({self.state['stop_reason']}): {len(front)} front points"
         self.progress.message(msg + f" -> {self.run_dir}")
+        search = self._search_ids()
+        if search and not any(self.ledger.ok(i) for i in search):
+            first = self.ledger.rows[search[0]]
+            raise UserError(f"{self.run_dir}: every evaluation failed; the first (eval {first['eval_id']}): "
+                            f"{first['error']}")
 
     def _write_outputs(self, final: bool, recheck: dict[int, dict[str, Any]] | None = None) -> None:
         front = self._front_ids()

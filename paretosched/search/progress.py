@@ -1,4 +1,5 @@
-"""Progress display: a tqdm bar per run, or plain log lines with `quiet`."""
+"""Progress display: a tqdm bar per run on a terminal, or plain log lines (`quiet`, or output
+to a file or pipe, where a bar's carriage-return redraws would fill a batch job's log)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,19 @@ class Progress:
     """Reports one line/bar update per generation (generation, evaluations, failures,
     best value per objective, hypervolume; tqdm adds the ETA)."""
 
-    def __init__(self, name: str, total: int | None, quiet: bool, stream: TextIO | None = None) -> None:
-        self.quiet = quiet
+    def __init__(self, name: str, total: int | None, quiet: bool, stream: TextIO | None = None,
+                 initial: int = 0) -> None:
+        """`initial`: evaluations done by earlier sessions (a resumed run), so the rate and ETA
+        count only this session's work."""
         self.stream = stream if stream is not None else sys.stderr
+        self.quiet = quiet or not _is_terminal(self.stream)
         self.name = name
         self._bar: Any = None
-        if not quiet:
+        if not self.quiet:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=name, unit="eval", file=self.stream, dynamic_ncols=True)
+            self._bar = tqdm(total=total, initial=initial, desc=name, unit="eval", file=self.stream,
+                             dynamic_ncols=True)
 
     def update(self, done: int, record: dict[str, Any]) -> None:
         best = " ".join(f"{k}={v:.4g}" for k, v in (record.get("best") or {}).items())
@@ -43,3 +48,10 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed or not a real file
+        return False

@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from paretosched.errors import UserError
+
 LOG = "evaluations.jsonl"
 FRONT = "front.csv"
 SUMMARY = "summary.json"
@@ -131,8 +133,13 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any] | None:
     p = run_dir / CHECKPOINT
     if not p.exists():
         return None
-    with open(p, "rb") as f:
-        return pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
+    try:
+        with open(p, "rb") as f:
+            return pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
+    except Exception as exc:  # noqa: BLE001 - truncated, corrupt, or pickled by other code
+        # the log alone is enough: a resume without checkpoint replays it, simulating nothing logged
+        raise UserError(f"{p}: unreadable ({type(exc).__name__}: {exc}); delete it and resume again: "
+                        "the run restarts from its evaluation log") from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,16 +24,34 @@ def _prepared_key(cfg: dict[str, Any]) -> str:
 def evaluate(cfg: dict[str, Any], seed: int) -> dict[str, float]:
     """Metrics of `cfg` on `seed` (the twin's `simulate(...).metrics`)."""
     from paretosched.config import config_from_dict
-    from paretosched.sim.run import prepare, simulate
+    from paretosched.sim.run import simulate
 
     sim_cfg = config_from_dict(cfg, "genome")
+    return dict(simulate(sim_cfg, seed=seed, prepared=_prepared(cfg, sim_cfg)).metrics)
+
+
+def _prepared(cfg: dict[str, Any], sim_cfg: Any) -> Any:
+    from paretosched.sim.run import prepare
+
     key = _prepared_key(cfg)
     prep = _PREPARED.get(key)
     if prep is None:
         if len(_PREPARED) >= _MAX_PREPARED:
             _PREPARED.pop(next(iter(_PREPARED)))
         prep = _PREPARED[key] = prepare(sim_cfg)
-    return dict(simulate(sim_cfg, seed=seed, prepared=prep).metrics)
+    return prep
+
+
+def check_inputs(cfg: dict[str, Any]) -> str | None:
+    """Parse `cfg`'s platform and trace window here, before any worker starts, so a missing
+    file, an unknown platform or an empty window is one error rather than every evaluation
+    failing; returns a note when the trace ends before the window does. In a serial run the
+    parsed inputs are then reused by `evaluate`."""
+    from paretosched.config import config_from_dict
+    from paretosched.sim.run import window_note
+
+    sim_cfg = config_from_dict(cfg, "base")
+    return window_note(sim_cfg, _prepared(cfg, sim_cfg))
 
 
 def prepared_count() -> int:

@@ -55,3 +55,21 @@ def genome_seed_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
 @pytest.fixture
 def study_dir(tmp_path: Path) -> Path:
     return tmp_path
+
+
+def evaluate_broken(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    """An evaluator for which every genome fails (a study whose inputs are all wrong)."""
+    raise ValueError("no such trace")
+
+
+INTERRUPT_AFTER = {"calls": 0, "limit": 10**9}
+
+
+def evaluate_then_interrupt(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    """The analytic evaluator until `INTERRUPT_AFTER['limit']` calls, then a Ctrl-C (serial runs only)."""
+    from paretosched.search.analytic import evaluate
+
+    INTERRUPT_AFTER["calls"] += 1
+    if INTERRUPT_AFTER["calls"] > INTERRUPT_AFTER["limit"]:
+        raise KeyboardInterrupt
+    return evaluate(cfg, seed)

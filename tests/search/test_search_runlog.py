@@ -49,20 +49,27 @@ def test_atomic_files_get_the_umask_permissions_of_a_plain_file(tmp_path: Path) 
     assert (tmp_path / "summary.json").stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_progress_bar_and_quiet_lines(tmp_path: Path) -> None:
     study = write_study(tmp_path, budget={"generations": 2}, algorithm={"pop_size": 8})
-    err = io.StringIO()
+    err = _Terminal()
     with contextlib.redirect_stderr(err):
         optimise(str(study), out=str(tmp_path / "bar"), quiet=False)
     text = err.getvalue()
     assert "analytic" in text and "HV" in text and "eval" in text and "\r" in text  # a tqdm bar
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        optimise(str(study), out=str(tmp_path / "quiet"), quiet=True)
-    lines = err.getvalue().splitlines()
-    assert "\r" not in err.getvalue()
-    assert lines[0].startswith("analytic: gen 0 evals 8 failed 0") and "HV" in lines[0]
-    assert lines[-1].startswith("analytic: done (generations)")
+    assert text.rstrip().splitlines()[-1].startswith("analytic: done (generations)")  # bar not redrawn after
+    for out, quiet, stream in (("quiet", True, _Terminal()), ("piped", False, io.StringIO())):
+        with contextlib.redirect_stderr(stream):
+            optimise(str(study), out=str(tmp_path / out), quiet=quiet)
+        lines = stream.getvalue().splitlines()
+        assert "\r" not in stream.getvalue()  # log lines, also when stderr is a file or pipe
+        assert lines[0] == f"analytic: run directory: {tmp_path / out}"
+        assert lines[1].startswith("analytic: gen 0 evals 8 failed 0") and "HV" in lines[1]
+        assert lines[-1].startswith("analytic: done (generations)")
 
 
 def test_wall_time_budget_stops_between_generations(tmp_path: Path) -> None:
