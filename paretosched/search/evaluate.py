@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -105,8 +106,10 @@ class Engine:
         self._client = self._cluster = None
 
     # work --------------------------------------------------------------------------------
-    def evaluate(self, tasks: list[tuple[dict[str, Any], int]]) -> list[SeedResult]:
-        """Results of `tasks` in the same order; cached ones are not simulated."""
+    def evaluate(self, tasks: list[tuple[dict[str, Any], int]],
+                 on_done: Callable[[int], None] | None = None) -> list[SeedResult]:
+        """Results of `tasks` in the same order; cached ones are not simulated. `on_done(n)` is
+        told as tasks complete (cache hits at once, then one call per simulation), for progress."""
         digests: dict[str, dict[str, str | None]] = {}
         keys: list[str] = []
         for cfg, seed in tasks:
@@ -127,12 +130,17 @@ class Engine:
             else:
                 todo[key] = (cfg, seed)
 
+        mult = Counter(keys)  # a task repeated in the batch completes with its first occurrence
+        if on_done is not None and len(todo) < len(mult):
+            on_done(sum(n for k, n in mult.items() if k not in todo))
         # results are cached as they arrive (in task order), so a run killed mid-batch keeps
         # what finished and a resume does not simulate it again
         for (key, (_, seed)), (status, metrics, error, wall) in zip(todo.items(), self._run(list(todo.values()))):
             results[key] = SeedResult(int(seed), status, metrics, error, wall, False)
             if status == "ok" and metrics is not None:
                 self.cache.put(key, metrics)
+            if on_done is not None:
+                on_done(mult[key])
         self.n_simulated += len(todo)
         return [results[k] for k in keys]
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from paretosched.search.evaluate import Engine, SeedResult
-from paretosched.search.runlog import append_rows, read_evaluations
+from paretosched.errors import UserError
+from paretosched.search.runlog import LOG, append_rows, read_evaluations
 from paretosched.search.space import canonical
 from paretosched.sim.metrics import mean_metrics
 
@@ -67,12 +68,16 @@ class Ledger:
                 self.pending[row["eval_id"]] = row
         missing = set(range(next_eval_id)) - set(self.rows)
         if missing:
-            raise RuntimeError(f"{run_dir}: evaluation log lacks rows {sorted(missing)[:5]} the checkpoint counts")
+            raise UserError(f"{run_dir / LOG}: lacks evaluations {sorted(missing)[:5]} that checkpoint.pkl counts "
+                            "(was the log edited or replaced?); restore it, or delete checkpoint.pkl to "
+                            "resume from what the log holds")
         self.next_id = next_eval_id
         self.n_replayed = 0
 
-    def submit(self, specs: list[Spec], engine: Engine, generation: int) -> list[int]:
-        """Eval ids of `specs`, evaluating and logging only what was never evaluated."""
+    def submit(self, specs: list[Spec], engine: Engine, generation: int,
+               on_done: Callable[[float], None] | None = None) -> list[int]:
+        """Eval ids of `specs`, evaluating and logging only what was never evaluated;
+        `on_done(k)` hears of progress in evaluations (fractions while seeds complete)."""
         ids: list[int] = []
         fresh: list[tuple[int, Spec]] = []
         for spec in specs:
@@ -94,7 +99,8 @@ class Ledger:
                 fresh.append((eid, spec))
 
         tasks = [(spec.config, seed) for _, spec in fresh for seed in spec.seeds]
-        results = engine.evaluate(tasks)
+        n_seeds = max(1, len(fresh[0][1].seeds)) if fresh else 1
+        results = engine.evaluate(tasks, None if on_done is None else (lambda n: on_done(n / n_seeds)))
         new_rows: list[dict[str, Any]] = []
         pos = 0
         for eid, spec in fresh:

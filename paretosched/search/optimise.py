@@ -169,6 +169,8 @@ class SearchRun:
 
         specs = [Spec("baseline", baseline_config(self.study.base, over), self.seeds, name=name)  # type: ignore[arg-type]
                  for name, over in self.study.baselines.items()]
+        if specs:
+            self.progress.stage(f"{len(specs)} baselines")
         ids = self.ledger.submit(specs, self.engine, -1)
         self.state["baseline_ids"] = dict(zip(self.study.baselines, ids))
         self.state["baselines_done"] = True
@@ -187,7 +189,9 @@ class SearchRun:
         for x in pop.get("X"):
             genome = self.space.decode(x)
             specs.append(Spec("search", self.space.config(genome), self.seeds, genome=genome, x=self.space.raw(x)))
-        ids = self.ledger.submit(specs, self.engine, gen)
+        if gen == 0:
+            self.progress.stage("generation 0")
+        ids = self.ledger.submit(specs, self.engine, gen, on_done=self.progress.advance)
         failed = np.array([not self.ledger.ok(i) for i in ids])
         F = np.array([self.ledger.objective_vector(i, self.signs) if self.ledger.ok(i)
                       else np.zeros(len(self.names)) for i in ids])

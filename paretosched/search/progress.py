@@ -19,6 +19,7 @@ class Progress:
         self.quiet = quiet or not _is_terminal(self.stream)
         self.name = name
         self._bar: Any = None
+        self._carry = 0.0
         if not self.quiet:
             from tqdm import tqdm
 
@@ -30,13 +31,28 @@ class Progress:
         hv = record.get("hv")
         hv_s = f"{hv:.4g}" if hv is not None else "-"
         if self._bar is not None:
-            self._bar.n = done
+            self._bar.n, self._carry = done, 0.0
             self._bar.set_postfix_str(
                 f"gen {record['generation']} fail {record['failures_total']} {best} HV {hv_s}", refresh=False)
             self._bar.refresh()
         else:
             print(f"{self.name}: gen {record['generation']} evals {done} failed {record['failures_total']} "
                   f"{best} HV {hv_s}", file=self.stream, flush=True)
+
+    def advance(self, evaluations: float) -> None:
+        """Move the bar within a generation (whole evaluations, or fractions as seeds finish)."""
+        if self._bar is not None:
+            # whole evaluations on the bar (tqdm would print 7.5/16); the remainder is carried
+            self._carry += evaluations
+            whole = int(self._carry + 1e-9)
+            if whole:
+                self._carry -= whole
+                self._bar.update(whole)
+
+    def stage(self, text: str) -> None:
+        """Say what runs before the first generation's numbers exist (e.g. the baselines)."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text)
 
     def message(self, text: str) -> None:
         if self._bar is not None:

@@ -132,3 +132,12 @@ def test_a_short_trace_window_is_noted(tmp_path: Path) -> None:
         optimise(str(study), out=str(tmp_path / "run"), quiet=True)
     assert "the window holds 10 jobs, fewer than n_jobs=100 (the trace ends after job line 3000)" in err.getvalue()
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "done"
+
+
+def test_a_log_shorter_than_its_checkpoint_is_a_one_line_error(tmp_path: Path) -> None:
+    run = run_quiet(write_study(tmp_path, **SMALL), tmp_path / "run")
+    log = run / "evaluations.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:5]))  # as if an older copy of the log had been put back
+    with pytest.raises(UserError, match=r"evaluations.jsonl: lacks evaluations \[5, 6, 7, 8, 9\] that checkpoint.pkl counts"):
+        run_quiet(run, run, resume=True)

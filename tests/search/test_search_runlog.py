@@ -72,6 +72,19 @@ def test_progress_bar_and_quiet_lines(tmp_path: Path) -> None:
         assert lines[-1].startswith("analytic: done (generations)")
 
 
+def test_the_bar_moves_within_a_generation_as_simulations_finish(tmp_path: Path, monkeypatch) -> None:
+    import re
+
+    monkeypatch.setenv("PARETOSCHED_SLOW_S", "0.12")  # above tqdm's 0.1 s redraw interval
+    study = write_study(tmp_path, budget={"generations": 1}, algorithm={"pop_size": 4}, seeds=2,
+                        evaluator="paretosched.search.analytic:evaluate_slow")
+    err = _Terminal()
+    with contextlib.redirect_stderr(err):
+        optimise(str(study), out=str(tmp_path / "run"), quiet=False)
+    shown = [int(n) for n in re.findall(r"\| *(\d+)/4 ", err.getvalue())]
+    assert {1, 2, 3} <= set(shown) and shown == sorted(shown)  # whole evaluations, one per 2 seeds
+
+
 def test_wall_time_budget_stops_between_generations(tmp_path: Path) -> None:
     study = write_study(tmp_path, budget={"wall_time_s": 0.001, "generations": 50}, algorithm={"pop_size": 8})
     run = run_quiet(study, tmp_path / "run")
