@@ -40,7 +40,9 @@ def metric_names() -> tuple[str, ...]:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: no silent coercion of what the user wrote ("2" or true for a number, "no" for a
+    # bool); an int is still accepted where a float is expected.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,21 +189,48 @@ def _objective(value: Any) -> Any:
     return value
 
 
+def _seed_kind(value: Any) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "seed-count"
+    return "seed-list" if isinstance(value, list) else None
+
+
+_SEED_UNION = Union[Annotated[int, Tag("seed-count")], Annotated[list[Annotated[int, Field(ge=0)]], Tag("seed-list")]]
+# a number of seeds or an explicit list (a bool or a string is neither)
+Seeds = Annotated[_SEED_UNION, Discriminator(
+    _seed_kind, custom_error_type="seeds_type", custom_error_message="expected a number of seeds or a list of seeds")]
+Recheck = Annotated[_SEED_UNION, Discriminator(
+    _seed_kind, custom_error_type="seeds_type",
+    custom_error_message="expected a number of fresh seeds (0 = no re-check), a list of seeds, or null")]
+
+
+def _base_kind(value: Any) -> str | None:
+    return "base-mapping" if isinstance(value, dict) else "base-file" if isinstance(value, str) else None
+
+
+register_union_tags("seed-count", "seed-list", "base-mapping", "base-file")
+BaseConfig = Annotated[
+    Union[Annotated[dict[str, Any], Tag("base-mapping")], Annotated[str, Tag("base-file")]],
+    Discriminator(_base_kind, custom_error_type="base_type",
+                  custom_error_message="expected a scheduler config (a mapping) or the path of a config file"),
+]
+
+
 class Study(_Strict):
     """A validated study. After `load_study` it is resolved (see module docstring)."""
 
     name: str = Field(..., min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    base: dict[str, Any] | str
+    base: BaseConfig
     search: dict[str, Gene] = Field(..., min_length=1)
     objectives: list[Objective] = Field(
         default_factory=lambda: [Objective(name="energy_kwh"), Objective(name="mean_bsld")], min_length=2)
-    seeds: int | list[Annotated[int, Field(ge=0)]] = 1
+    seeds: Seeds = 1
     seed: int = Field(0, ge=0, description="study seed: algorithm RNG and derived seeds")
     budget: Budget
     algorithm: AlgorithmSpec = Field(default_factory=AlgorithmSpec)
     parallel: ParallelSpec = Field(default_factory=ParallelSpec)
     baselines: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    recheck: int | list[Annotated[int, Field(ge=0)]] | None = Field(
+    recheck: Recheck | None = Field(
         None, description="fresh seeds for the final-front re-check: count or list; null = as many as seeds")
     reference_point: dict[str, float] | None = Field(None, description="hypervolume reference, natural sign")
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")

@@ -111,3 +111,38 @@ def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
         load_study(p)
     with pytest.raises(UserError, match="not a study file nor a run directory"):
         load_study(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "patch, expected",
+    [
+        # no silent coercion: a string or a bool where a number is expected, a string for a bool
+        ({"budget": {"generations": "2"}}, "budget.generations: Input should be a valid integer (got '2')"),
+        ({"parallel": {"workers": True}}, "parallel.workers: Input should be a valid integer (got True)"),
+        ({"algorithm": {"pop_size": True}}, "algorithm.pop_size: Input should be a valid integer (got True)"),
+        ({"seeds": True}, "seeds: expected a number of seeds or a list of seeds (got True)"),
+        ({"seeds": "3"}, "seeds: expected a number of seeds or a list of seeds (got '3')"),
+        ({"seeds": [1, "2"]}, "seeds.1: Input should be a valid integer (got '2')"),
+        ({"recheck": True},
+         "recheck: expected a number of fresh seeds (0 = no re-check), a list of seeds, or null (got True)"),
+        ({"cache": "no"}, "cache: Input should be a valid boolean (got 'no')"),
+        ({"seed": True}, "seed: Input should be a valid integer (got True)"),
+        ({"reference_point": {"energy_kwh": True, "mean_bsld": 1}},
+         "reference_point.energy_kwh: Input should be a valid number (got True)"),
+        ({"search": _search(scheduler__freq={"type": "float", "low": "0.2", "high": 1})},
+         "search.scheduler.freq.low: Input should be a valid number (got '0.2')"),
+        ({"search": _search(scheduler__power_off_idle_s={"type": "float", "low": 1, "high": 9, "log": "yes"})},
+         "search.scheduler.power_off_idle_s.log: Input should be a valid boolean (got 'yes')"),
+    ],
+)
+def test_bad_study_exact_message(tmp_path: Path, patch: dict[str, Any], expected: str) -> None:
+    assert _error(tmp_path, study_dict(**patch)) == f"{tmp_path / 's.yaml'}: {expected}"
+
+
+def test_ints_are_still_accepted_where_a_float_is_expected(tmp_path: Path) -> None:
+    data = study_dict(search=_search(scheduler__power_off_idle_s={"type": "float", "low": 30, "high": 7200, "log": True}),
+                      budget={"wall_time_s": 60}, reference_point={"energy_kwh": 2, "mean_bsld": 3})
+    study = load_study(_write(tmp_path, data))
+    gene = study.search["scheduler.power_off_idle_s"]
+    assert (gene.low, gene.high) == (30.0, 7200.0) and isinstance(gene.low, float)
+    assert study.budget.wall_time_s == 60.0 and study.reference_point == {"energy_kwh": 2.0, "mean_bsld": 3.0}
