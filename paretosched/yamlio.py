@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -72,20 +73,79 @@ def _yaml_error(exc: yaml.YAMLError) -> str:
     return f":{line}: invalid YAML: {problem}"
 
 
-def describe_validation_error(err: ValidationError, source: str) -> str:
-    """First pydantic error as `source: key.path: message` (one line)."""
+def describe_validation_error(err: ValidationError, source: str, model: type[BaseModel] | None = None) -> str:
+    """First pydantic error as `source: key.path: message` (one line).
+
+    `model` (the validated class) lets a section given as a scalar or a list be answered with
+    the keys it expects instead of pydantic's class name.
+    """
     first = err.errors()[0]
     loc = ".".join(str(part) for part in first["loc"] if not _is_union_tag(part))
     msg = first["msg"]
+    inp = first.get("input")
+    shown = "" if first["type"] in ("missing", "extra_forbidden") or isinstance(inp, (dict, list)) else f" (got {inp!r})"
     if first["type"] == "extra_forbidden":
         msg = "unknown key"
     elif first["type"] == "missing":
         msg = "required key is missing"
-    inp = first.get("input")
-    shown = "" if first["type"] in ("missing", "extra_forbidden") or isinstance(inp, (dict, list)) else f" (got {inp!r})"
+    elif first["type"] == "model_type":  # "Input should be a valid dictionary or instance of <Class>"
+        section = _model_at(model, first["loc"]) if model is not None else None
+        keys = ""
+        if section is not None:
+            names = [f.alias or n for n, f in section.model_fields.items()]
+            keys = " of keys (" + ", ".join(names if len(names) <= 4 else [*names[:3], "..."]) + ")"
+        msg, shown = f"expected a mapping{keys}, got {_kind(inp)}", _short(inp)
     more = len(err.errors()) - 1
     tail = f" [+{more} more]" if more > 0 else ""
+    if not loc and first["type"] == "model_type":
+        return f"{source}: {msg}{shown}{tail}"
     return f"{source}: {loc or '<root>'}: {msg}{shown}{tail}"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "an empty value"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _short(value: Any) -> str:
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    text = repr(value)
+    return f" ({text[:40]}...)" if len(text) > 43 else f" ({text})"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class a plain key path leads to (None through lists, dicts or unions of models)."""
+    current: Any = model
+    for part in loc:
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        fields = {f.alias or n: f for n, f in current.model_fields.items()}
+        if part not in fields:
+            return None
+        current = _single_model(fields[part].annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _single_model(annotation: Any) -> Any:
+    # `Budget`, `Budget | None`, Annotated[Budget, ...] -> Budget; anything else -> None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) is Annotated:
+        return _single_model(args[0]) if args else None
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1:
+        return _single_model(args[0])
+    return None
 
 
 def _is_union_tag(part: Any) -> bool:
@@ -108,4 +168,4 @@ def validate(model: type[M], data: Any, source: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise UserError(describe_validation_error(exc, source)) from None
+        raise UserError(describe_validation_error(exc, source, model)) from None

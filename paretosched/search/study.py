@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Union
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
@@ -174,19 +175,39 @@ class ParallelSpec(_Strict):
     address: str | None = Field(None, description="Dask scheduler address (backend dask)")
 
 
+_OBJECTIVE_FORMS = "an objective is a metric name, {min: <metric>} or {max: <metric>}"
+
+
 class Objective(_Strict):
+    """`energy_kwh` or `{max: utilisation}` or `{min: mean_bsld}` (or the resolved `{name, sense}`)."""
+
     name: str
     sense: Literal["min", "max"] = "min"
 
-
-def _objective(value: Any) -> Any:
-    # `energy_kwh` or `{max: utilisation}` or `{min: mean_bsld}`
-    if isinstance(value, str):
-        return {"name": value, "sense": "min"}
-    if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in ("min", "max"):
-        sense, name = next(iter(value.items()))
-        return {"name": name, "sense": sense}
-    return value
+    @model_validator(mode="before")
+    @classmethod
+    def _forms(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"name": value, "sense": "min"}
+        if isinstance(value, dict):
+            unknown = [k for k in value if k not in ("name", "sense", "min", "max")]
+            if unknown:
+                raise PydanticCustomError("objective_form", "unknown key {key} (" + _OBJECTIVE_FORMS + ")",
+                                          {"key": repr(unknown[0])})
+            senses = [k for k in value if k in ("min", "max")]
+            if senses and len(value) > 1:
+                raise PydanticCustomError("objective_form", _OBJECTIVE_FORMS + ", one key only (got {keys})",
+                                          {"keys": ", ".join(map(str, value))})
+            if senses:
+                sense, name = next(iter(value.items()))
+                if not isinstance(name, str):
+                    raise PydanticCustomError("objective_form", "{sense}: expected a metric name (got {name})",
+                                              {"sense": sense, "name": repr(name)})
+                return {"name": name, "sense": sense}
+            return value
+        if isinstance(value, Objective):
+            return value
+        raise PydanticCustomError("objective_form", "expected " + _OBJECTIVE_FORMS.removeprefix("an objective is "))
 
 
 def _seed_kind(value: Any) -> str | None:
@@ -236,11 +257,6 @@ class Study(_Strict):
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
     cache: bool = True
     cache_dir: str | None = None
-
-    @field_validator("objectives", mode="before")
-    @classmethod
-    def _objective_forms(cls, v: Any) -> Any:
-        return [_objective(o) for o in v] if isinstance(v, list) else v
 
     @field_validator("seeds")
     @classmethod
@@ -313,7 +329,10 @@ def resolve_study(study: Study, path: Path) -> Study:
     if study.evaluator is not None:
         _import_evaluator(study.evaluator, src)
 
-    seeds, recheck = derive_seeds(study)
+    try:
+        seeds, recheck = derive_seeds(study)
+    except UserError as exc:
+        raise UserError(f"{src}: {exc}") from None
     cache_dir = study.cache_dir
     if cache_dir is not None and not Path(cache_dir).is_absolute():
         cache_dir = str((path.parent / cache_dir).resolve())
@@ -366,7 +385,10 @@ def _resolve_base(base: dict[str, Any] | str, path: Path) -> dict[str, Any]:
     if isinstance(base, str):
         ref = Path(base)
         ref = ref if ref.is_absolute() else path.parent / ref
-        cfg = load_config(ref)
+        try:
+            cfg = load_config(ref)
+        except UserError as exc:  # the config file's own message, said to come from the study's base
+            raise UserError(f"{path}: base: {exc}") from None
     else:
         cfg = config_from_dict(base, f"{path}: base").resolved(path.parent)
     return cfg.model_dump(mode="json")

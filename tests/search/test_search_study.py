@@ -133,6 +133,21 @@ def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
          "search.scheduler.freq.low: Input should be a valid number (got '0.2')"),
         ({"search": _search(scheduler__power_off_idle_s={"type": "float", "low": 1, "high": 9, "log": "yes"})},
          "search.scheduler.power_off_idle_s.log: Input should be a valid boolean (got 'yes')"),
+        # shapes: a section or a field of the wrong kind is described without internal class names
+        ({"budget": 5}, "budget: expected a mapping of keys (evaluations, generations, wall_time_s), got a number (5)"),
+        ({"algorithm": {"crossover": 0.9}}, "algorithm.crossover: expected a mapping of keys (prob, eta), got a number (0.9)"),
+        ({"base": 5}, "base: expected a scheduler config (a mapping) or the path of a config file (got 5)"),
+        # objectives: the key the user wrote, and the accepted forms
+        ({"objectives": ["energy_kwh", {"maximise": "utilisation"}]},
+         "objectives.1: unknown key 'maximise' (an objective is a metric name, {min: <metric>} or {max: <metric>})"),
+        ({"objectives": ["energy_kwh", {"max": "utilisation", "sense": "min"}]},
+         "objectives.1: an objective is a metric name, {min: <metric>} or {max: <metric>}, one key only (got max, sense)"),
+        ({"objectives": ["energy_kwh", {"max": 5}]}, "objectives.1: max: expected a metric name (got 5)"),
+        ({"objectives": ["energy_kwh", 5]},
+         "objectives.1: expected a metric name, {min: <metric>} or {max: <metric>} (got 5)"),
+        # an error found while deriving seeds names the file too
+        ({"seeds": [5, 6], "recheck": [6, 7]},
+         "recheck: seeds [6] are also replication seeds (re-check seeds must be fresh)"),
     ],
 )
 def test_bad_study_exact_message(tmp_path: Path, patch: dict[str, Any], expected: str) -> None:
@@ -146,3 +161,57 @@ def test_ints_are_still_accepted_where_a_float_is_expected(tmp_path: Path) -> No
     gene = study.search["scheduler.power_off_idle_s"]
     assert (gene.low, gene.high) == (30.0, 7200.0) and isinstance(gene.low, float)
     assert study.budget.wall_time_s == 60.0 and study.reference_point == {"energy_kwh": 2.0, "mean_bsld": 3.0}
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("- name: a\n- seeds: 2\n", "expected a mapping of keys (name, base, search, ...), got a list"),
+        ("just a string\n", "expected a mapping of keys (name, base, search, ...), got a string ('just a string')"),
+    ],
+)
+def test_study_that_is_not_a_mapping(tmp_path: Path, text: str, expected: str) -> None:
+    p = tmp_path / "study.yaml"
+    p.write_text(text)
+    with pytest.raises(UserError) as info:
+        load_study(p)
+    assert str(info.value) == f"{p}: {expected}"
+
+
+@pytest.mark.parametrize(
+    "base, expected",
+    [
+        ("nonexist_cfg.yaml", "base: {dir}/nonexist_cfg.yaml: file not found"),
+        (".", "base: {dir}: is a directory, expected a YAML file"),
+    ],
+)
+def test_missing_base_file_names_the_study_and_the_key(tmp_path: Path, base: str, expected: str) -> None:
+    msg = _error(tmp_path, study_dict(base=base))
+    assert msg == f"{tmp_path / 's.yaml'}: " + expected.format(dir=tmp_path)
+
+
+def _study_text() -> str:
+    return yaml.safe_dump(study_dict(), sort_keys=False, default_flow_style=None, width=200)
+
+
+def test_duplicate_key_in_a_study_names_the_line(tmp_path: Path) -> None:
+    lines = _study_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("seed: "))
+    lines.insert(at + 1, "seed: 2")
+    p = tmp_path / "study.yaml"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UserError) as info:
+        load_study(p)
+    assert str(info.value) == f"{p}:{at + 2}: duplicate key 'seed' (first on line {at + 1})"
+
+
+def test_unclosed_bracket_in_a_study_names_the_line_where_it_opened(tmp_path: Path) -> None:
+    lines = _study_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("objectives: "))
+    assert lines[at] == "objectives: [energy_kwh, mean_bsld]"
+    lines[at] = "objectives: [energy_kwh, mean_bsld"
+    p = tmp_path / "study.yaml"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UserError) as info:
+        load_study(p)
+    assert str(info.value).startswith(f"{p}:{at + 1}-{at + 2}: invalid YAML: while parsing a flow sequence (line {at + 1}):")
