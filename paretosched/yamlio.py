@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
@@ -37,6 +38,12 @@ class _Loader(yaml.SafeLoader):
                 except TypeError:
                     pass  # unhashable key: the base constructor reports it
         return super().construct_mapping(node, deep)
+
+
+# YAML 1.1 (PyYAML) reads `1e4` and `1.0e3` as strings (it wants a dot and a signed exponent);
+# YAML 1.2 and JSON read them as numbers, as a user writing `wall_time_s: 1e4` expects.
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
 
 
 def read_yaml(path: str | Path) -> Any:

@@ -58,3 +58,11 @@ def test_unclosed_quote_names_the_line_where_it_opened(tmp_path: Path) -> None:
 
 def test_error_on_one_line_keeps_a_single_line_number(tmp_path: Path) -> None:
     assert _error(tmp_path, "a: 1\nb: c: d\n") == ":2: invalid YAML: mapping values are not allowed here"
+
+
+def test_exponent_notation_is_a_number(tmp_path: Path) -> None:
+    # PyYAML alone (YAML 1.1) reads 1e4 and 1.0e3 as strings, which a strict schema then refuses
+    p = tmp_path / "f.yaml"
+    p.write_text("a: 1e4\nb: 1.0e3\nc: -2E-3\nd: 1.5e-3\ne: '1e4'\nf: 10\ng: e4\n")
+    assert read_yaml(p) == {"a": 1e4, "b": 1e3, "c": -2e-3, "d": 1.5e-3, "e": "1e4", "f": 10, "g": "e4"}
+    assert isinstance(read_yaml(p)["f"], int)

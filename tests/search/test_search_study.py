@@ -215,3 +215,11 @@ def test_unclosed_bracket_in_a_study_names_the_line_where_it_opened(tmp_path: Pa
     with pytest.raises(UserError) as info:
         load_study(p)
     assert str(info.value).startswith(f"{p}:{at + 1}-{at + 2}: invalid YAML: while parsing a flow sequence (line {at + 1}):")
+
+
+def test_exponent_notation_is_a_number_in_a_study(tmp_path: Path) -> None:
+    text = _study_text()
+    assert "budget: {generations: 10}\n" in text
+    p = tmp_path / "study.yaml"
+    p.write_text(text.replace("budget: {generations: 10}\n", "budget: {wall_time_s: 1e4}\n"))
+    assert load_study(p).budget.wall_time_s == 10000.0
