@@ -25,7 +25,7 @@ BUILTIN_PREFIX = "builtin:"
 class Strict(BaseModel):
     """Base for config sections: unknown keys are errors, values are validated on assignment."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
 
 
 class InlineJob(Strict):

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from paretosched.config import Strict
 from paretosched.errors import UserError
@@ -47,6 +47,12 @@ class ProcessorType(Strict):
         None, description="(frequency factor, fraction of full power) pairs; overrides the cubic law"
     )
     model: str | None = None
+
+    @field_validator("dvfs_table", mode="before")
+    @classmethod
+    def _pairs_from_lists(cls, v: Any) -> Any:
+        # YAML and JSON give each pair as a list; the strict schema takes only tuples as tuples
+        return [tuple(p) if isinstance(p, list) else p for p in v] if isinstance(v, list) else v
 
     @property
     def gflops_per_core(self) -> float:
