@@ -155,9 +155,27 @@ def _single_model(annotation: Any) -> Any:
     return None
 
 
+_TYPE_LABEL = re.compile(r"^(str|int|float|bool|none|list|dict|tuple|[a-z-]+\[.*\])$")
+
+
 def _is_union_tag(part: Any) -> bool:
-    # pydantic puts the discriminator value ('classic', 'rl') or function-validator names in loc
-    return isinstance(part, str) and (part.startswith("function-") or part in _TAGS)
+    # pydantic puts in loc the discriminator value ('classic', 'rl'), function-validator names,
+    # and for a plain union the member tried ('str', 'list[int]', or a model's class name)
+    if not isinstance(part, str):
+        return False
+    return (part.startswith("function-") or part in _TAGS or bool(_TYPE_LABEL.match(part))
+            or part in _model_class_names())
+
+
+def _model_class_names() -> set[str]:
+    names: set[str] = set()
+    todo = list(BaseModel.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        if cls.__module__.startswith("paretosched."):
+            names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return names
 
 
 _TAGS: set[str] = set()

@@ -66,6 +66,8 @@ def _bad(tmp_path, name, text):
     (lambda t: t / "nowhere.yaml", "nowhere.yaml: file not found"),
     (lambda t: _bad(t, "d.yaml", CONFIG + "extra: 1\n"), "d.yaml: extra: unknown key"),
     (lambda t: _bad(t, "e.yaml", "platform: [\n"), "e.yaml:2: invalid YAML"),
+    (lambda t: _bad(t, "h.yaml", CONFIG.replace("gaia-mini", "5")),
+     "h.yaml: platform: Input should be a valid string (got 5)"),  # no pydantic union label ('platform.str')
     (lambda t: _bad(t, "g.yaml", CONFIG.replace("n_jobs: 200", "n_jobs: '200'")),
      "g.yaml: workload.n_jobs: Input should be a valid integer (got '200')"),  # no silent coercion
     (lambda t: _bad(t, "f.yaml", CONFIG.replace("n_jobs: 200", "first_job: 5000, n_jobs: 200")),
