@@ -15,7 +15,7 @@ from paretosched.sim.metrics import compute_metrics
 from paretosched.sim.platform import Platform, load_platform
 from paretosched.sim.schedulers import build_scheduler
 from paretosched.sim.twin import Twin, make_rng
-from paretosched.sim.workload import RawJobs, build_jobs, raw_from_inline, read_swf, short_window_note
+from paretosched.sim.workload import RawJobs, build_jobs, raw_from_inline, read_swf, require_jobs, short_window_note
 
 
 @dataclass
@@ -51,7 +51,7 @@ def prepare(cfg: SimConfig) -> Prepared:
     if wl.jobs is not None:
         raw = raw_from_inline(wl.jobs)
     else:
-        raw = read_swf(trace_path(wl.path or ""), wl.first_job, wl.n_jobs)
+        raw = require_jobs(read_swf(trace_path(wl.path or ""), wl.first_job, wl.n_jobs), wl.first_job)
     return Prepared(platform, raw)
 
 

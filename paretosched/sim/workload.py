@@ -60,6 +60,7 @@ class RawJobs:
     req_mem_kb: list[float] = field(default_factory=list)
     bw: list[float] = field(default_factory=list)  # -1 when the trace has none
     digest: str = ""
+    lines_read: int = 0  # job lines of the trace read, up to the window's end
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -137,11 +138,17 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
                 _parse_line(raw, s, path, line_no)
     except (OSError, EOFError) as exc:
         raise UserError(f"{path}: cannot read trace: {exc}") from None
-    if not raw.job_id:
-        # an empty window would simulate nothing and report zeros for every metric
-        raise UserError(f"{path}: skipping {first_job} job lines (first_job) leaves no job; "
-                        f"the trace has {seen} job lines")
+    raw.lines_read = seen
     raw.digest = hashlib.sha256(f"{_file_digest(Path(path))}:{first_job}:{n_jobs}".encode()).hexdigest()
+    return raw
+
+
+def require_jobs(raw: RawJobs, first_job: int) -> RawJobs:
+    """`raw`, or a UserError when the window holds no job (it would simulate nothing and
+    report zeros for every metric). Not in `read_swf`: RL training windows may be empty."""
+    if not raw.job_id:
+        raise UserError(f"{raw.source}: skipping {first_job} job lines (first_job) leaves no job; "
+                        f"the trace has {raw.lines_read} job lines")
     return raw
 
 

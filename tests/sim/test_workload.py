@@ -47,11 +47,13 @@ def test_window_and_fallbacks(tmp_path):
 
 def test_empty_window_is_an_error_and_a_short_one_is_noted(tmp_path):
     from paretosched.errors import UserError
-    from paretosched.sim.workload import short_window_note
+    from paretosched.sim.workload import require_jobs, short_window_note
 
     p = _write(tmp_path, [_line(i, 100 * i, 50, 1, 1, 100) for i in range(1, 5)], gz=False)
+    empty = read_swf(p, first_job=4, n_jobs=10)  # allowed here: RL training windows past the end are dropped
+    assert len(empty) == 0 and empty.lines_read == 4
     with pytest.raises(UserError, match=r"skipping 4 job lines \(first_job\) leaves no job; the trace has 4 job lines"):
-        read_swf(p, first_job=4, n_jobs=10)
+        require_jobs(empty, 4)
     raw = read_swf(p, first_job=1, n_jobs=10)
     assert raw.job_id == [2, 3, 4]
     assert short_window_note(raw, 1, 10).endswith("the window holds 3 jobs, fewer than n_jobs=10 "

@@ -129,6 +129,18 @@ def test_derived_training_windows_are_before_the_evaluation_window():
     assert ends == sorted(ends) and ends[-1] < prepare(cfg).raw.line_no[0]
 
 
+def test_derived_windows_after_the_evaluation_skip_those_past_the_trace_end():
+    from paretosched.sim.rl.training import training_windows
+
+    # no room before job 0: the windows come after the evaluation window; the bundled trace
+    # (3,000 jobs) holds two of 1,000 after it, the third would start past its end
+    cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz",
+                            "mode": "hdeeprm", "n_jobs": 1000}, "scheduler": {"kind": "rl", "train_window_count": 3}})
+    raws = training_windows(cfg, prepare(cfg).raw)
+    assert [len(r) for r in raws] == [1000, 1000]
+    assert raws[0].line_no[0] > prepare(cfg).raw.line_no[-1]
+
+
 def test_saved_weights_reproduce_the_evaluation(tmp_path):
     sched = {"kind": "rl", "agent": "reinforce", "actions": ["first-high_gflops", "smallest-high_mem"],
              "observation": "small", "episodes": 2, "train_window_jobs": 120, "train_window_count": 1}
