@@ -40,10 +40,23 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-# YAML 1.1 (PyYAML) reads `1e4` and `1.0e3` as strings (it wants a dot and a signed exponent);
-# YAML 1.2 and JSON read them as numbers, as a user writing `wall_time_s: 1e4` expects.
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
+# YAML 1.1 (PyYAML) reads `1e4`, `1.0e3` and `.5e3` as strings (it wants a dot and a signed
+# exponent); YAML 1.2 and JSON read them as numbers, as a user writing `wall_time_s: 1e4` expects.
+# The dumper knows the same rule, so a string such as '1e4' is written quoted and reads back a string.
+_FLOAT_1_2 = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9][0-9_]*(?:\.[0-9_]*)?)[eE][-+]?[0-9]+$")
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_1_2, list("-+.0123456789"))
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The safe dumper (libyaml's when present: ~10x faster), quoting what `_Loader` would misread."""
+
+
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_1_2, list("-+.0123456789"))
+
+
+def dump_yaml(obj: Any, **kwargs: Any) -> str:
+    """YAML text that `read_yaml` reads back as the same values."""
+    return yaml.dump(obj, Dumper=_Dumper, **kwargs)
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -74,7 +87,10 @@ def _yaml_error(exc: yaml.YAMLError) -> str:
     line = mark.line + 1
     start = getattr(exc, "context_mark", None)
     context = getattr(exc, "context", None)
-    if start is not None and context and start.line + 1 < line:
+    # only for constructs that may span lines unnoticed (an unclosed bracket or quote); a block
+    # mapping's context is where the mapping began, often the top of the file
+    spans = context is not None and ("flow" in context or "quoted" in context)
+    if start is not None and spans and start.line + 1 < line:
         # e.g. an unclosed `[` or quote: PyYAML notices only where the next token does not fit
         return f":{start.line + 1}-{line}: invalid YAML: {context} (line {start.line + 1}): {problem} (line {line})"
     return f":{line}: invalid YAML: {problem}"
@@ -87,7 +103,7 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
     the keys it expects instead of pydantic's class name.
     """
     first = err.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"] if not _is_union_tag(part))
+    loc = ".".join(str(part) for part in _user_loc(first["loc"], model))
     msg = first["msg"]
     inp = first.get("input")
     shown = "" if first["type"] in ("missing", "extra_forbidden") or isinstance(inp, (dict, list)) else f" (got {inp!r})"
@@ -155,27 +171,56 @@ def _single_model(annotation: Any) -> Any:
     return None
 
 
-_TYPE_LABEL = re.compile(r"^(str|int|float|bool|none|list|dict|tuple|[a-z-]+\[.*\])$")
+def _user_loc(loc: tuple[Any, ...], model: type[BaseModel] | None) -> list[Any]:
+    """The key path the user wrote: without the discriminator values, validator names and
+    union-member labels ('str', 'list[int]', a class name) pydantic inserts. A member label is
+    recognised by position (right after a field whose type is a union), so a user key that
+    happens to read 'none' or 'int' (a baseline's name, say) stays."""
+    out: list[Any] = []
+    ann: Any = model
+    for part in loc:
+        if _is_union_tag(part) or ann is _UNION:
+            ann = None if ann is _UNION else ann  # a member's own type is not followed further
+            continue
+        out.append(part)
+        ann = _step(ann, part)
+    return out
+
+
+_UNION = object()  # marker: the previous key's type is a union, the next loc part is a label
+
+
+def _step(ann: Any, part: Any) -> Any:
+    """The annotation one key (or list index) below `ann`; `_UNION` for a union; None if unknown."""
+    if ann is None:
+        return None
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        fields = {f.alias or n: f for n, f in ann.model_fields.items()}
+        return _unwrap(fields[part].annotation) if part in fields else None
+    origin, args = get_origin(ann), get_args(ann)
+    if origin is dict and len(args) == 2:
+        return _unwrap(args[1])
+    if origin in (list, tuple) and args:
+        return _unwrap(args[0])
+    return None
+
+
+def _unwrap(ann: Any) -> Any:
+    if get_origin(ann) is Annotated:
+        return _unwrap(get_args(ann)[0])
+    if get_origin(ann) in (Union, UnionType):
+        members = [a for a in get_args(ann) if a is not type(None)]
+        # `X | None` validates as a nullable X (no label); other unions put a member label or,
+        # when discriminated, the tag in loc next
+        if len(members) == 1:
+            return _unwrap(members[0])
+        return _UNION
+    return ann
 
 
 def _is_union_tag(part: Any) -> bool:
-    # pydantic puts in loc the discriminator value ('classic', 'rl'), function-validator names,
-    # and for a plain union the member tried ('str', 'list[int]', or a model's class name)
-    if not isinstance(part, str):
-        return False
-    return (part.startswith("function-") or part in _TAGS or bool(_TYPE_LABEL.match(part))
-            or part in _model_class_names())
-
-
-def _model_class_names() -> set[str]:
-    names: set[str] = set()
-    todo = list(BaseModel.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        if cls.__module__.startswith("paretosched."):
-            names.add(cls.__name__)
-        todo.extend(cls.__subclasses__())
-    return names
+    # pydantic puts the discriminator value ('classic', 'rl') or function-validator names in loc
+    return isinstance(part, str) and (part.startswith("function-") or part in _TAGS)
 
 
 _TAGS: set[str] = set()

@@ -66,3 +66,40 @@ def test_exponent_notation_is_a_number(tmp_path: Path) -> None:
     p.write_text("a: 1e4\nb: 1.0e3\nc: -2E-3\nd: 1.5e-3\ne: '1e4'\nf: 10\ng: e4\n")
     assert read_yaml(p) == {"a": 1e4, "b": 1e3, "c": -2e-3, "d": 1.5e-3, "e": "1e4", "f": 10, "g": "e4"}
     assert isinstance(read_yaml(p)["f"], int)
+    p.write_text("a: .5e3\n")
+    assert read_yaml(p) == {"a": 500.0}
+
+
+def test_what_dump_yaml_writes_reads_back_the_same(tmp_path: Path) -> None:
+    from paretosched.yamlio import dump_yaml
+
+    doc = {"name": "1e4", "x": ".5e3", "y": "1.0e3", "w": 1e4, "n": 12, "f": 0.5, "s": "plain"}
+    p = tmp_path / "d.yaml"
+    p.write_text(dump_yaml(doc, sort_keys=False))
+    assert read_yaml(p) == doc and isinstance(read_yaml(p)["name"], str)
+
+
+def test_a_block_mapping_error_names_the_problem_line_only(tmp_path: Path) -> None:
+    # the block mapping's context is where it began (line 1), which would send an editor astray
+    text = "a: 1\nb:\n  c: 2\n d: 3\n"
+    assert _error(tmp_path, text).startswith(":4: invalid YAML:")
+
+
+def test_union_member_labels_are_dropped_but_user_keys_named_like_them_stay() -> None:
+    from pydantic import BaseModel
+
+    from paretosched.yamlio import validate
+
+    class Inner(BaseModel):
+        k: int
+
+    class M(BaseModel):
+        platform: str | Inner
+        table: dict[str, Inner]
+
+    with pytest.raises(UserError, match=r"^m.yaml: platform: Input should be a valid string \(got 5\)"):
+        validate(M, {"platform": 5, "table": {}}, "m.yaml")
+    with pytest.raises(UserError, match=r"^m.yaml: table.none: expected a mapping"):
+        validate(M, {"platform": "x", "table": {"none": 5}}, "m.yaml")
+    with pytest.raises(UserError, match=r"^m.yaml: table.str.k: Input should be a valid integer"):
+        validate(M, {"platform": "x", "table": {"str": {"k": "a"}}}, "m.yaml")

@@ -29,19 +29,12 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 import paretosched
 from paretosched.analysis.front import front_of, resolve_pick
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-
-try:  # the C dumper is ~10x faster (the explorer dumps one config per evaluation)
-    _Dumper: type = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _Dumper = yaml.SafeDumper
-
+from paretosched.yamlio import dump_yaml
 
 def config_document(run: RunData, eval_id: int, pick: str) -> dict[str, Any]:
     """The logged config of `eval_id` with its provenance block (a plain dict, JSON types)."""
@@ -89,7 +82,8 @@ def _recheck_of(run: RunData, eval_id: int) -> dict[str, Any] | None:
 
 def to_yaml(doc: dict[str, Any]) -> str:
     """Block-style YAML in the config's own key order (safe dumper only)."""
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    # yamlio's dumper: libyaml's when present (the explorer dumps one config per evaluation)
+    return dump_yaml(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
 def export_pick(run_dir: str, pick: str, out: str) -> Path:
