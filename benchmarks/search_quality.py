@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from paretosched.errors import UserError
 from paretosched.search import pareto
 from paretosched.search.cache import Cache
 from paretosched.search.evaluate import Engine
@@ -78,7 +79,12 @@ def _evaluate_genomes(study: Study, space: SearchSpace, engine: Engine, genomes:
 def run_nsga2(study_file: Path, out: Path, workers: int) -> np.ndarray:
     with contextlib.redirect_stderr(io.StringIO()):
         # an earlier run of the benchmark in the same --out is resumed (a finished one is just read)
-        run = optimise(str(study_file), out=str(out), workers=workers, quiet=True, resume=out.exists())
+        try:
+            run = optimise(str(study_file), out=str(out), workers=workers, quiet=True, resume=out.exists())
+        except UserError as exc:
+            if "every evaluation failed" not in str(exc):
+                raise
+            run = out  # scored like the other methods: no successful point
     study = load_study(run)
     rows = [r for r in read_evaluations(run) if r["kind"] == "search" and r["status"] == "ok"]
     return study.signs * np.array([[r["objectives"][o] for o in study.objective_names] for r in rows])
@@ -164,6 +170,10 @@ def front_nadir_scores(points: dict[str, list[np.ndarray]]) -> dict[str, list[fl
     out: dict[str, list[float]] = {m: [] for m in points}
     for rep in range(max(len(fs) for fs in points.values())):
         Fs = {m: fs[rep] for m, fs in points.items() if len(fs[rep])}
+        if not Fs:  # no method has a successful evaluation in this repetition
+            for m in points:
+                out[m].append(0.0)
+            continue
         pooled = np.vstack(list(Fs.values()))
         front = pooled[pareto.front_indices(pooled)]
         ideal, nadir = front.min(axis=0), front.max(axis=0)

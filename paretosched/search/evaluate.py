@@ -89,7 +89,7 @@ class Engine:
             if self.address:
                 try:
                     self._client = Client(self.address)
-                except (OSError, TimeoutError) as exc:
+                except (OSError, TimeoutError, ValueError) as exc:  # ValueError: a malformed address
                     raise UserError(f"Dask scheduler {self.address}: cannot connect ({exc}); check the "
                                     "address, or run here with --local") from None
             else:

@@ -92,7 +92,9 @@ class Ledger:
             if eid in self.pending:
                 row = self.pending.pop(eid)
                 if row_key(row) != key:
-                    raise RuntimeError(f"{self.run_dir}: logged evaluation {eid} differs from the resumed run's")
+                    raise UserError(f"{self.run_dir / LOG}: logged evaluation {eid} is not the genome this session "
+                                    "proposes (another paretosched or pymoo version?); finish the run with the "
+                                    "versions that started it, or start a new run (another --out)")
                 self.rows[eid] = row
                 self.n_replayed += 1
             else:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from paretosched.errors import UserError
+from paretosched.yamlio import dump_yaml
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine
 from paretosched.search.ledger import Ledger, Spec
@@ -63,14 +63,21 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
 
     make_run_dir(run_dir)
     cache = Cache(_cache_dir(study, run_dir) if study.cache else None)
-    with RunLock(run_dir), Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
-        atomic_write_text(run_dir / STUDY_FILE, yaml.safe_dump(study.model_dump(mode="json"), sort_keys=False))
-        try:
-            SearchRun(study, run_dir, engine, quiet, notes).execute()
-        except KeyboardInterrupt:
-            mark_interrupted(run_dir)
-            raise
+    with RunLock(run_dir):
+        open_run(Path(study_path), out, resume)  # again, now that no other session can change the directory
+        with Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
+            _session(study, run_dir, engine, quiet, notes)
     return run_dir
+
+
+def _session(study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: list[str]) -> None:
+    """One session in a locked run directory: record the study, search, say if it stopped early."""
+    atomic_write_text(run_dir / STUDY_FILE, dump_yaml(study.model_dump(mode="json"), sort_keys=False))
+    try:
+        SearchRun(study, run_dir, engine, quiet, notes).execute()
+    except BaseException:  # Ctrl-C, SIGTERM, a lost Dask cluster...: the summary must not say running
+        mark_interrupted(run_dir)
+        raise
 
 
 def _cache_dir(study: Study, run_dir: Path) -> Path:
@@ -92,6 +99,9 @@ class SearchRun:
         repair_log(run_dir)
         state = load_checkpoint(run_dir)
         if state is None:
+            # no checkpoint (deleted to recover, or killed before the first): the log may still
+            # hold another twin's rows, which the summary written with them names
+            check_same_twin(run_dir, {}, twin_version())
             state = self._new_state()
         elif state.get("format") != STATE_FORMAT:
             raise UserError(f"{run_dir / CHECKPOINT}: written by an incompatible paretosched; start a new run")
@@ -126,6 +136,7 @@ class SearchRun:
         try:
             if self.state["done"]:
                 self.progress.message("run already finished; nothing to resume")
+                self._require_a_success()
                 return
             self.progress.message(f"run directory: {self.run_dir}")
             if self.ledger.pending or self.state["generation"] >= 0:
@@ -275,6 +286,10 @@ class SearchRun:
         self.progress.close()  # before the last line, so the bar is not redrawn under it
         msg = f"done ({self.state['stop_reason']}): {len(front)} front points"
         self.progress.message(msg + f" -> {self.run_dir}")
+        self._require_a_success()
+
+    def _require_a_success(self) -> None:
+        """A run whose every evaluation failed is an error (exit 2), however often it is resumed."""
         search = self._search_ids()
         if search and not any(self.ledger.ok(i) for i in search):
             first = self.ledger.rows[search[0]]

@@ -28,9 +28,21 @@ CHECKPOINT = "checkpoint.pkl"
 # mkstemp creates 0600 files; run directories and the shared cache are often read by a
 # group (a colleague opening the front, a second user's run reusing the cache), so atomic
 # files get the permissions a plain open() would give them.
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-_FILE_MODE = 0o666 & ~_UMASK
+def _umask() -> int:
+    # /proc first: os.umask(0) to read it would briefly change it for every thread of the process
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
 
 
 def _fsync_dir(directory: Path) -> None:

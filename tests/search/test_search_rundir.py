@@ -141,3 +141,49 @@ def test_a_log_shorter_than_its_checkpoint_is_a_one_line_error(tmp_path: Path) -
     log.write_text("".join(lines[:5]))  # as if an older copy of the log had been put back
     with pytest.raises(UserError, match=r"evaluations.jsonl: lacks evaluations \[5, 6, 7, 8, 9\] that checkpoint.pkl counts"):
         run_quiet(run, run, resume=True)
+
+
+def test_the_directory_is_checked_again_once_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paretosched.search import optimise as opt
+    from paretosched.search.study import load_study
+
+    a = write_study(tmp_path, name="a.yaml", **SMALL)
+    b = write_study(tmp_path, name="b.yaml", **dict(SMALL, seed=7))
+    real = opt.make_run_dir
+
+    def another_session_first(run_dir: Path) -> None:  # A finishes while B parses its inputs
+        monkeypatch.setattr(opt, "make_run_dir", real)
+        run_quiet(a, run_dir)
+        real(run_dir)
+
+    monkeypatch.setattr(opt, "make_run_dir", another_session_first)
+    with pytest.raises(UserError, match="run directory exists and is not empty"):
+        run_quiet(b, tmp_path / "run")
+    assert load_study(tmp_path / "run").seed == load_study(a).seed != 7  # A's run, untouched
+
+
+def test_the_twin_guard_holds_without_a_checkpoint(tmp_path: Path) -> None:
+    run = run_quiet(write_study(tmp_path, **SMALL), tmp_path / "run")
+    s = summary(run)
+    s["versions"]["twin"] = "0.0.1+twin.0"
+    (run / "summary.json").write_text(json.dumps(s))
+    (run / CHECKPOINT).unlink()  # the recovery the checkpoint messages advise
+    with pytest.raises(UserError, match=r"started with twin 0\.0\.1\+twin\.0"):
+        run_quiet(run, run, resume=True)
+
+
+def test_resuming_a_run_where_everything_failed_is_still_an_error(tmp_path: Path) -> None:
+    study = write_study(tmp_path, evaluator="conftest:evaluate_broken", **SMALL)
+    for resume in (False, True):
+        with pytest.raises(UserError, match="every evaluation failed"):
+            run_quiet(study, tmp_path / "run", resume=resume)
+
+
+def test_a_malformed_dask_address_is_a_one_line_error() -> None:
+    pytest.importorskip("distributed")
+    from paretosched.search.evaluate import Engine
+
+    for address in ("notanaddress", "http://localhost:8786"):
+        with pytest.raises(UserError, match=f"Dask scheduler {address}: cannot connect"):
+            with Engine(None, 1, "dask", address):
+                pass
