@@ -103,7 +103,8 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
     the keys it expects instead of pydantic's class name.
     """
     first = err.errors()[0]
-    loc = ".".join(str(part) for part in _user_loc(first["loc"], model))
+    path, section = _user_loc(first["loc"], model)
+    loc = ".".join(str(part) for part in path)
     msg = first["msg"]
     inp = first.get("input")
     shown = "" if first["type"] in ("missing", "extra_forbidden") or isinstance(inp, (dict, list)) else f" (got {inp!r})"
@@ -112,9 +113,8 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
     elif first["type"] == "missing":
         msg = "required key is missing"
     elif first["type"] == "model_type":  # "Input should be a valid dictionary or instance of <Class>"
-        section = _model_at(model, first["loc"]) if model is not None else None
         keys = ""
-        if section is not None:
+        if isinstance(section, type) and issubclass(section, BaseModel):
             names = [f.alias or n for n, f in section.model_fields.items()]
             keys = " of keys (" + ", ".join(names if len(names) <= 4 else [*names[:3], "..."]) + ")"
         msg, shown = f"expected a mapping{keys}, got {_kind(inp)}", _short(inp)
@@ -146,36 +146,12 @@ def _short(value: Any) -> str:
     return f" ({text[:40]}...)" if len(text) > 43 else f" ({text})"
 
 
-def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class a plain key path leads to (None through lists, dicts or unions of models)."""
-    current: Any = model
-    for part in loc:
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        fields = {f.alias or n: f for n, f in current.model_fields.items()}
-        if part not in fields:
-            return None
-        current = _single_model(fields[part].annotation)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
-
-
-def _single_model(annotation: Any) -> Any:
-    # `Budget`, `Budget | None`, Annotated[Budget, ...] -> Budget; anything else -> None
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    args = [a for a in get_args(annotation) if a is not type(None)]
-    if get_origin(annotation) is Annotated:
-        return _single_model(args[0]) if args else None
-    if get_origin(annotation) in (Union, UnionType) and len(args) == 1:
-        return _single_model(args[0])
-    return None
-
-
-def _user_loc(loc: tuple[Any, ...], model: type[BaseModel] | None) -> list[Any]:
+def _user_loc(loc: tuple[Any, ...], model: type[BaseModel] | None) -> tuple[list[Any], Any]:
     """The key path the user wrote: without the discriminator values, validator names and
     union-member labels ('str', 'list[int]', a class name) pydantic inserts. A member label is
     recognised by position (right after a field whose type is a union), so a user key that
-    happens to read 'none' or 'int' (a baseline's name, say) stays."""
+    happens to read 'none' or 'int' (a baseline's name, say) stays. Also returns the type the
+    path leads to (a model class, or None when unknown), to name the keys a section expects."""
     out: list[Any] = []
     ann: Any = model
     for part in loc:
@@ -184,7 +160,7 @@ def _user_loc(loc: tuple[Any, ...], model: type[BaseModel] | None) -> list[Any]:
             continue
         out.append(part)
         ann = _step(ann, part)
-    return out
+    return out, None if ann is _UNION else ann
 
 
 _UNION = object()  # marker: the previous key's type is a union, the next loc part is a label
