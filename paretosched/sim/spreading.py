@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any
+from typing import Any, Iterator
 
 from paretosched.sim.state import NodeState, ProcState
 from paretosched.sim.taking import Alloc, power_rank, take_once
@@ -92,6 +92,16 @@ class SpreadIndex:
                     heapq.heappush(heap, e)
         return heap
 
+    def _passes(self, bw: float, index: list[tuple[Any, ...]],
+                borrowed: list[tuple[Any, ...]]) -> Iterator[float | None]:
+        """The bandwidth caps a walk tries in turn: the cap, then none if the job did not fit
+        under it. Each pass starts afresh: what the previous one popped goes back to `index`."""
+        for cap in (self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,):
+            for e in borrowed:
+                heapq.heappush(index, e)
+            borrowed.clear()
+            yield cap
+
     def _give_back(self, index: list[tuple[Any, ...]], borrowed: list[tuple[Any, ...]], touched: Any) -> None:
         """Return the index entries a call popped: untouched units' still hold, touched ones are
         re-keyed at the next call (whether or not the job starts)."""
@@ -132,17 +142,13 @@ class SpreadIndex:
         index = self._sync()
         stamp = self._stamp
         borrowed: list[tuple[Any, ...]] = []
-        caps = (self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)
-        for cap in caps:
+        for cap in self._passes(bw, index, borrowed):
             # Candidates come from two heaps: `index` (untouched processors, keyed as if nothing
             # were taken: an upper bound of their value, since values only fall while the job
             # takes cores) and `local` (processors re-keyed during this call). Room is checked at
             # pop; an entry whose value fell since it was keyed goes back to `local` with its value
             # now, so each pick is the exact best (rank, -value, idx), as a full re-sort would give.
-            for e in borrowed:  # the uncapped pass after a capped one starts afresh
-                heapq.heappush(index, e)
-            borrowed.clear()
-            if taken:  # ... and re-keys every candidate by what the capped pass took
+            if taken:  # an uncapped pass after a capped one re-keys every candidate by what was taken
                 local = [(power_rank(p) if prefer_on else 0, -value(p, taken.get(p, 0)), p.idx, 0, p)
                          for p in self.procs if p.free]
                 heapq.heapify(local)
@@ -212,11 +218,7 @@ class SpreadIndex:
         index = self._sync()
         stamp = self._stamp
         borrowed: list[tuple[Any, ...]] = []
-        caps = (self.bw_cap, None) if self.bw_cap is not None and bw > 0 else (None,)
-        for cap in caps:
-            for e in borrowed:  # the uncapped pass after a capped one starts afresh
-                heapq.heappush(index, e)
-            borrowed.clear()
+        for cap in self._passes(bw, index, borrowed):
             skip.clear()  # the uncapped pass has room where the capped one had none
             if taken:
                 local = []
