@@ -8,8 +8,8 @@ from typing import Any, TextIO
 
 
 class Progress:
-    """Reports one line/bar update per generation (generation, evaluations, failures,
-    best value per objective, hypervolume; tqdm adds the ETA)."""
+    """Reports each generation (generation, evaluations, failures, best value per objective,
+    hypervolume; the bar adds the ETA and also moves as simulations finish)."""
 
     def __init__(self, name: str, total: int | None, quiet: bool, stream: TextIO | None = None,
                  initial: int = 0) -> None:

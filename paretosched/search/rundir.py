@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any
 
 from paretosched.errors import UserError
-from paretosched.search.runlog import SUMMARY
+from paretosched.search.runlog import SUMMARY, write_json
 from paretosched.search.study import STUDY_FILE, Study, load_study
 
 LOCK = ".lock"  # held (flock) by the session writing the run; ignored when deciding "empty"
@@ -135,8 +135,6 @@ def check_same_twin(run_dir: Path, state: dict[str, Any], current: str) -> None:
 
 def mark_interrupted(run_dir: Path) -> None:
     """Say in the summary that the session stopped early (the last complete summary otherwise)."""
-    from paretosched.search.runlog import write_json
-
     p = run_dir / SUMMARY
     try:
         summary = json.loads(p.read_text())
