@@ -6,7 +6,7 @@ Imports nothing of search or analysis, and nothing heavy (no pandas, plotly, pym
 from paretosched import __version__
 
 # Bumped whenever a change can alter any simulated number; part of every cache key.
-TWIN_VERSION = "5"
+TWIN_VERSION = "6"
 
 
 def twin_version() -> str:

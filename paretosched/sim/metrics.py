@@ -1,4 +1,17 @@
-"""Per-run metrics from finished jobs (every key carries its unit)."""
+"""Per-run metrics from finished jobs (every key carries its unit).
+
+Slowdown is charged against each job's *reference* run time (`Job.ref_run`: its run time at the
+platform's reference speed, which no scheduling decision changes), so a scheduler that slows
+jobs down (DVFS, bandwidth over-use, slow cores) pays for it:
+
+    slowdown = turnaround / max(ref_run, 1 s)        bsld = max(1, turnaround / max(ref_run, tau))
+
+The thesis (and HDeepRM's code) divided by the *observed* run time, `end - start`, which the
+scheduler itself stretches; those figures stay available as `*_observed` for comparisons with
+published numbers. `mean_stretch` is the mean of observed / reference run time. `utilisation`
+counts useful work (reference core-seconds) over capacity; `utilisation_observed` counts the
+core-seconds jobs held, however slowly they ran.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +27,10 @@ METRIC_NAMES: tuple[str, ...] = (
     "mean_turnaround_s", "median_turnaround_s",
     "mean_slowdown", "median_slowdown", "p95_slowdown", "max_slowdown",
     "mean_bsld", "median_bsld", "p95_bsld", "max_bsld",
-    "utilisation", "n_jobs", "n_boots", "boot_energy_kwh",
+    "mean_stretch", "p95_stretch", "max_stretch",
+    "mean_slowdown_observed", "median_slowdown_observed", "p95_slowdown_observed", "max_slowdown_observed",
+    "mean_bsld_observed", "median_bsld_observed", "p95_bsld_observed", "max_bsld_observed",
+    "utilisation", "utilisation_observed", "n_jobs", "n_boots", "boot_energy_kwh",
 )
 
 
@@ -50,22 +66,28 @@ def compute_metrics(jobs: list[Any], energy_j: float, n_cores: int, boots: int =
     first_submit = min(j.submit for j in jobs)
     last_end = max(j.end for j in jobs)
     makespan = last_end - first_submit
-    waits, turns, sld, bsld = [], [], [], []
-    busy = 0.0
+    waits, turns, sld, bsld, stretch, sld_obs, bsld_obs = [], [], [], [], [], [], []
+    busy = useful = 0.0
     for j in jobs:
         run = j.end - j.start
+        ref = j.ref_run
         turn = j.end - j.submit
         waits.append(j.start - j.submit)
         turns.append(turn)
-        sld.append(turn / max(run, 1.0))
-        bsld.append(max(1.0, turn / max(run, BSLD_TAU_S)))
+        sld.append(turn / max(ref, 1.0))
+        bsld.append(max(1.0, turn / max(ref, BSLD_TAU_S)))
+        stretch.append(run / ref if ref > 0 else 1.0)
+        sld_obs.append(turn / max(run, 1.0))
+        bsld_obs.append(max(1.0, turn / max(run, BSLD_TAU_S)))
         busy += run * j.size
+        useful += ref * j.size
     m: dict[str, float] = {
         "energy_j": energy_j,
         "energy_kwh": energy_j / J_PER_KWH,
         "makespan_s": makespan,
         "mean_power_w": energy_j / makespan if makespan > 0 else 0.0,
-        "utilisation": busy / (n_cores * makespan) if makespan > 0 else 0.0,
+        "utilisation": useful / (n_cores * makespan) if makespan > 0 else 0.0,
+        "utilisation_observed": busy / (n_cores * makespan) if makespan > 0 else 0.0,
         "n_jobs": float(len(jobs)),
         "n_boots": float(boots),
         "boot_energy_kwh": boot_energy_j / J_PER_KWH,
@@ -74,6 +96,10 @@ def compute_metrics(jobs: list[Any], energy_j: float, n_cores: int, boots: int =
     m.update(_stats("turnaround", turns, "_s", with_p95=False))
     m.update(_stats("slowdown", sld))
     m.update(_stats("bsld", bsld))
+    m.update(_stats("slowdown", sld_obs, "_observed"))
+    m.update(_stats("bsld", bsld_obs, "_observed"))
+    st = _stats("stretch", stretch)
+    m.update({k: st[k] for k in ("mean_stretch", "p95_stretch", "max_stretch")})
     return {k: m[k] for k in METRIC_NAMES}
 
 

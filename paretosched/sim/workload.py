@@ -70,10 +70,10 @@ class Job:
     """A job as the twin sees it. Static fields first, then the twin's run-time state."""
 
     __slots__ = ("id", "submit", "size", "req_time", "ops", "req_ops", "mem", "bw",
-                 "start", "end", "groups", "version", "energy", "nodes", "seq")
+                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq")
 
     def __init__(self, jid: int, submit: float, size: int, req_time: float, ops: float,
-                 req_ops: float, mem: float, bw: float, seq: int) -> None:
+                 req_ops: float, mem: float, bw: float, seq: int, ref_run: float | None = None) -> None:
         self.id = jid
         self.submit = submit
         self.size = size
@@ -83,6 +83,9 @@ class Job:
         self.mem = mem            # MB per core
         self.bw = bw              # GB/s per core
         self.seq = seq            # arrival order, for stable tie-breaks
+        # run time (s) at the platform's reference speed: what no scheduling decision changes
+        # (DVFS, P1, a slow core only stretch `end - start`); slowdown is charged against it
+        self.ref_run = req_time * ops / req_ops if ref_run is None and req_ops > 0 else (ref_run or 0.0)
         self.start = -1.0
         self.end = -1.0
         self.groups: list[Any] = []
@@ -245,7 +248,7 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: np.random.Generat
             continue
         bw = raw.bw[i] if raw.bw[i] >= 0 else float(bw_draw[i])
         jobs.append(Job(raw.job_id[i], raw.submit[i], size, req, actual * ref_speed,
-                        req * ref_speed, mem, bw, len(jobs)))
+                        req * ref_speed, mem, bw, len(jobs), ref_run=actual))
     jobs.sort(key=lambda j: (j.submit, j.seq))
     # submit times become relative to the window's first submission, whatever its absolute
     # value (HDeepRM skipped this when the first job submitted at t = 0); seq keeps arrival order
