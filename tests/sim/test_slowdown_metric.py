@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from paretosched.sim.metrics import METRIC_NAMES
+from tests.sim.test_handworked import DUAL_CORE  # one dual-core processor, 24 GB/s
 
-DUAL_CORE = {
-    "name": "dual",
-    "processor_types": {"p": {"cores": 2, "clock_ghz": 1.0, "flops_per_cycle": 1, "mem_bw_gbs": 24, "power_w": 20}},
-    "node_types": {"n": {"processors": {"p": 1}, "memory_gb": 16}},
-    "clusters": [{"name": "c", "nodes": {"n": 1}}],
-}
 
 
 def test_dvfs_slowdown_is_charged(run):
