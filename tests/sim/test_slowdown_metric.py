@@ -8,7 +8,6 @@ from paretosched.sim.metrics import METRIC_NAMES
 from tests.sim.test_handworked import DUAL_CORE  # one dual-core processor, 24 GB/s
 
 
-
 def test_dvfs_slowdown_is_charged(run):
     # reference run 100 s at freq 0.5 runs 200 s; no wait: bsld 2 (turnaround / reference run),
     # 1 under the thesis's observed definition (turnaround / actual run)
