@@ -65,6 +65,9 @@ class ModelSpec(Strict):
     p2_power: float = Field(0.25, ge=0, le=1, description="power fraction of an idle core of a busy processor")
     p3_power: float = Field(0.05, ge=0, le=1, description="power fraction of a core of an idle processor")
     static_power: float = Field(0.3, ge=0, le=1, description="static share of full power under DVFS")
+    progress: Literal["lockstep", "independent"] = Field(
+        "lockstep", description="lockstep: a job advances at its slowest core's speed (Batsim/SimGrid ptask_L07); "
+        "independent: each processor's part at its own speed, the job ends with the last")
 
 
 class Levers(Strict):
