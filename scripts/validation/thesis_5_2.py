@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from paretosched.sim.run import simulate
-from thesis_common import REPO, configs, print_ratios, seed_ratios
+from thesis_common import REPO, configs, print_ratios, seed_ratios, with_progress
 
 CONFIGS = {"first": REPO / "studies/thesis/5.2-first-high_gflops.yaml",
            "shortest": REPO / "studies/thesis/5.2-shortest-high_gflops.yaml"}
@@ -48,8 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first-job", type=int, help="job lines to skip (default: the configs')")
     ap.add_argument("--n-jobs", type=int, help="job lines to read (default: the configs', 1000)")
     ap.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 for the ratio spread")
+    ap.add_argument("--progress", choices=["lockstep", "independent"],
+                    help="model.progress override (default: the configs', i.e. lockstep as Batsim)")
     a = ap.parse_args(argv)
-    cfgs = configs(CONFIGS, a.trace, a.first_job, a.n_jobs)
+    cfgs = with_progress(configs(CONFIGS, a.trace, a.first_job, a.n_jobs), a.progress)
     wl = cfgs["first"].workload
     res = {name: simulate(cfg, seed=0, record_jobs=True, timeline=True) for name, cfg in cfgs.items()}
     load = res["first"].load

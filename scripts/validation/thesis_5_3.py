@@ -22,7 +22,7 @@ from pathlib import Path
 
 from paretosched.sim.platform import load_platform
 from paretosched.sim.run import prepare, simulate
-from thesis_common import REPO, configs, print_ratios, seed_ratios
+from thesis_common import REPO, configs, print_ratios, seed_ratios, with_progress
 
 CONFIGS = {"consolidation": REPO / "studies/thesis/5.3-consolidation.yaml",
            "spreading": REPO / "studies/thesis/5.3-spreading.yaml"}
@@ -95,9 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="model.progress override (default: the configs', i.e. lockstep as Batsim)")
     a = ap.parse_args(argv)
     cfgs = configs(CONFIGS, a.trace, a.first_job, a.n_jobs)
-    if a.progress:
-        cfgs = {n: c.model_copy(update={"model": c.model.model_copy(update={"progress": a.progress})})
-                for n, c in cfgs.items()}
+    cfgs = with_progress(cfgs, a.progress)
     platform = load_platform(cfgs["consolidation"].platform)
     prep = {n: prepare(cfg) for n, cfg in cfgs.items()}
     if a.cap_cores:
