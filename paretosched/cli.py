@@ -144,12 +144,9 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         return run_train(args)
     if cmd in ("optimise", "optimize"):
-        from paretosched.search.optimise import optimise
+        from paretosched.commands.optimise import run_optimise
 
-        run_dir = optimise(args.study, out=args.out, resume=args.resume, workers=args.workers,
-                           dask=args.dask, quiet=args.quiet, local=args.local)
-        print(f"run directory: {run_dir}")
-        return 0
+        return run_optimise(args)
     if cmd in ("analyse", "analyze"):
         from paretosched.analysis.report import analyse
 

@@ -59,6 +59,17 @@ def evaluate_noisy(cfg: dict[str, Any], seed: int) -> dict[str, float]:
     return m
 
 
+def evaluate_lucky(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    """As `evaluate` plus noise on mean_bsld that differs per genome and seed (sd 0.05), so a
+    genome can be lucky on its search seeds: a front selected on few seeds overfits them."""
+    import zlib
+
+    m = evaluate(cfg, seed)
+    genome = zlib.crc32(repr(sorted(cfg["scheduler"].items())).encode())
+    m["mean_bsld"] += 0.05 * float(np.random.default_rng([seed, genome]).standard_normal())
+    return m
+
+
 def evaluate_flaky(cfg: dict[str, Any], seed: int) -> dict[str, float]:
     """As `evaluate` but raises for job_policy 'random' (tests failure handling)."""
     if cfg["scheduler"].get("job_policy") == "random":
@@ -106,6 +117,7 @@ def study_dict(budget: dict[str, Any] | None = None, **overrides: Any) -> dict[s
         "reference_point": {"energy_kwh": 1.1, "mean_bsld": 1.1},
         "evaluator": "paretosched.search.analytic:evaluate",
         "recheck": 0,
+        "resampling": None,  # off: the analytic objectives are noiseless (tests turn it on)
     }
     study.update(overrides)
     return study

@@ -6,6 +6,11 @@ because ids are assigned deterministically: the checkpoint records `next_eval_id
 the log holds beyond it were written by the interrupted session for the generation being
 redone, so they are *replayed* (same id, same identity, already logged, not simulated)
 instead of being simulated and logged again.
+
+Resampling (docs/search.md) gives a genome more seeds with a new `search` row whose `seeds`
+extend the earlier row's and whose `supersedes` names it; the seeds already run are copied
+from that row, not simulated again. `current(eid)` follows these links to a genome's latest
+row, whose means are the genome's values; `current_rows` does the same for readers of a log.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class Spec:
     x: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
     recheck_of: int | None = None
+    supersedes: int | None = None  # search rows of resampling: the genome's previous row
 
     def key(self) -> str:
         ident: dict[str, Any] = {"kind": self.kind, "seeds": self.seeds}
@@ -73,6 +79,19 @@ class Ledger:
                             "resume from what the log holds")
         self.next_id = next_eval_id
         self.n_replayed = 0
+        self.successor: dict[int, int] = {}
+        for eid in sorted(self.rows):
+            self._link(self.rows[eid])
+
+    def _link(self, row: dict[str, Any]) -> None:
+        if row.get("supersedes") is not None:
+            self.successor[row["supersedes"]] = row["eval_id"]
+
+    def current(self, eid: int) -> int:
+        """The latest row of the genome `eid` belongs to (itself unless it was resampled)."""
+        while eid in self.successor:
+            eid = self.successor[eid]
+        return eid
 
     def submit(self, specs: list[Spec], engine: Engine, generation: int,
                on_done: Callable[[float], None] | None = None) -> list[int]:
@@ -96,23 +115,35 @@ class Ledger:
                                     "proposes (another paretosched or pymoo version?); finish the run with the "
                                     "versions that started it, or start a new run (another --out)")
                 self.rows[eid] = row
+                self._link(row)
                 self.n_replayed += 1
             else:
                 fresh.append((eid, spec))
 
-        tasks = [(spec.config, seed) for _, spec in fresh for seed in spec.seeds]
+        known = {eid: self._known_seeds(spec) for eid, spec in fresh}
+        tasks = [(spec.config, seed) for eid, spec in fresh for seed in spec.seeds if seed not in known[eid]]
         n_seeds = max(1, len(fresh[0][1].seeds)) if fresh else 1
-        results = engine.evaluate(tasks, None if on_done is None else (lambda n: on_done(n / n_seeds)))
+        results = iter(engine.evaluate(tasks, None if on_done is None else (lambda n: on_done(n / n_seeds))))
         new_rows: list[dict[str, Any]] = []
-        pos = 0
         for eid, spec in fresh:
-            per_seed = results[pos:pos + len(spec.seeds)]
-            pos += len(spec.seeds)
+            per_seed = [known[eid][s] if s in known[eid] else next(results) for s in spec.seeds]
             row = make_row(eid, spec, generation, per_seed, self.objectives)
             self.rows[eid] = row
+            self._link(row)
             new_rows.append(row)
         append_rows(self.run_dir, new_rows)  # one generation at a time, in eval id order
         return ids
+
+    def _known_seeds(self, spec: Spec) -> dict[int, SeedResult]:
+        """Per-seed results a resampled genome already has (from the row it supersedes)."""
+        if spec.supersedes is None:
+            return {}
+        out = {}
+        for d in self.rows[spec.supersedes]["per_seed"]:
+            # JSON null for a non-finite metric: leave the key out, as make_row does for the mean
+            metrics = None if d["metrics"] is None else {k: v for k, v in d["metrics"].items() if v is not None}
+            out[d["seed"]] = SeedResult(d["seed"], d["status"], metrics, d["error"], 0.0, True)
+        return out
 
     def adopt_pending(self) -> None:
         """Keep rows an interrupted session logged beyond where this one stopped (wall-time
@@ -120,6 +151,7 @@ class Ledger:
         for eid in sorted(self.pending):
             row = self.pending.pop(eid)
             self.rows[eid] = row
+            self._link(row)
             self.by_key.setdefault(row_key(row), eid)
             self.next_id = max(self.next_id, eid + 1)
 
@@ -156,12 +188,18 @@ def make_row(eid: int, spec: Spec, generation: int, per_seed: list[SeedResult],
         metrics = {k: v for k, v in metrics.items() if np.isfinite(v)}  # JSON has no inf/nan
     return {
         "eval_id": eid, "kind": spec.kind, "generation": generation, "name": spec.name,
-        "recheck_of": spec.recheck_of, "genome": spec.genome, "x": spec.x, "config": spec.config,
+        "recheck_of": spec.recheck_of, "supersedes": spec.supersedes, "genome": spec.genome, "x": spec.x, "config": spec.config,
         "seeds": list(spec.seeds), "per_seed": [_json_safe(r.as_dict()) for r in per_seed],
         "metrics": metrics, "objectives": objs,
         "status": "ok" if error is None else "failed", "error": error,
         "wall_s": float(sum(r.wall_s for r in per_seed)),
     }
+
+
+def current_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows no later row supersedes (each resampled genome once, with all its seeds)."""
+    gone = {r["supersedes"] for r in rows if r.get("supersedes") is not None}
+    return [r for r in rows if r["eval_id"] not in gone]
 
 
 def _json_safe(d: dict[str, Any]) -> dict[str, Any]:

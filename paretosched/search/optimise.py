@@ -26,7 +26,9 @@ from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, ma
 from paretosched.search.runlog import (CHECKPOINT, LOG, POPULATION, SUMMARY, load_checkpoint, repair_log,
                                        save_checkpoint, write_front, write_json, atomic_write_text)
 from paretosched.search.space import SearchSpace
-from paretosched.search.study import STUDY_FILE, Study, algorithm_seed
+from paretosched.search.resample import Resampler, refresh_objectives
+from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
+from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
 
 STATE_FORMAT = 1
@@ -110,6 +112,7 @@ class SearchRun:
         self.state: dict[str, Any] = state
         self.algo = state["algorithm"]
         self.ledger = Ledger(run_dir, self.names, state["next_eval_id"])
+        self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study), study.resampling)
         b = study.budget
         total = b.evaluations
         if total is None and b.generations is not None:
@@ -159,12 +162,19 @@ class SearchRun:
         b, s = self.study.budget, self.state
         if b.generations is not None and s["generation"] + 1 >= b.generations:
             return "generations"
-        if b.evaluations is not None and s["n_told"] >= b.evaluations:
+        if b.evaluations is not None and self._spent() >= b.evaluations:
             return "evaluations"
         # wall time is checked between generations, and never before generation 0 has run
         if b.wall_time_s is not None and s["generation"] >= 0 and self._elapsed() >= b.wall_time_s:
             return "wall_time_s"
         return None
+
+    def _spent(self) -> float:
+        """Evaluations spent: genomes told, plus resampling's seeds (one evaluation = `seeds` seeds)."""
+        return self.state["n_told"] + self.state.get("n_resampled", 0) / len(self.seeds)
+
+    def _spent_after(self, n_new: int) -> float:
+        return self._spent() + n_new  # before n_told counts this generation's genomes
 
     def _checkpoint(self) -> None:
         self.state["next_eval_id"] = self.ledger.next_id
@@ -193,8 +203,9 @@ class SearchRun:
         if pop is None or len(pop) == 0:
             return False
         b = self.study.budget
-        if b.evaluations is not None and len(pop) > b.evaluations - self.state["n_told"]:
-            pop = pop[: b.evaluations - self.state["n_told"]]  # spend the budget exactly
+        left = None if b.evaluations is None else max(1, int(b.evaluations - self._spent()))
+        if left is not None and len(pop) > left:
+            pop = pop[:left]  # spend the budget exactly (at most one evaluation over, when resampling)
         gen = self.state["generation"] + 1
         specs = []
         for x in pop.get("X"):
@@ -202,7 +213,13 @@ class SearchRun:
             specs.append(Spec("search", self.space.config(genome), self.seeds, genome=genome, x=self.space.raw(x)))
         if gen == 0:
             self.progress.stage("generation 0")
-        ids = self.ledger.submit(specs, self.engine, gen, on_done=self.progress.advance)
+        self.ledger.submit(specs, self.engine, gen, on_done=self.progress.advance)
+        # resampled before survival, so NSGA-II ranks parents and offspring on their new means
+        limit = None if b.evaluations is None else int((b.evaluations - self._spent_after(len(pop))) * len(self.seeds))
+        self.state["n_resampled"] = self.state.get("n_resampled", 0) + self.resampler.run(self.engine, gen, limit)
+        ids = [self.ledger.current(self.ledger.by_key[s.key()]) for s in specs]
+        if self.resampler.active and gen > 0:
+            refresh_objectives(self.algo.pop, self._population_ids(), self.ledger, self.signs)
         failed = np.array([not self.ledger.ok(i) for i in ids])
         F = np.array([self.ledger.objective_vector(i, self.signs) if self.ledger.ok(i)
                       else np.zeros(len(self.names)) for i in ids])
@@ -231,12 +248,13 @@ class SearchRun:
         out = []
         for x in self.algo.pop.get("X"):
             genome = self.space.decode(x)
-            out.append(self.ledger.by_key[Spec("search", {}, self.seeds, genome=genome).key()])
+            out.append(self.ledger.current(self.ledger.by_key[Spec("search", {}, self.seeds, genome=genome).key()]))
         return out
 
     # ----------------------------------------------------------------------------------------
     def _search_ids(self) -> list[int]:
-        return sorted(i for i, r in self.ledger.rows.items() if r["kind"] == "search")
+        """Current search rows: one per genome (its latest, when resampled)."""
+        return sorted(i for i, r in self.ledger.rows.items() if r["kind"] == "search" and i not in self.ledger.successor)
 
     def _front_ids(self) -> list[int]:
         ok = [i for i in self._search_ids() if self.ledger.ok(i)]
@@ -272,21 +290,34 @@ class SearchRun:
     def _finish(self) -> None:
         self.ledger.adopt_pending()
         front = self._front_ids()
-        recheck_seeds = list(self.study.recheck or [])  # type: ignore[arg-type]
-        recheck: dict[int, dict[str, Any]] = {}
-        if recheck_seeds and front:
-            specs = [Spec("recheck", self.ledger.rows[i]["config"], recheck_seeds, genome=self.ledger.rows[i]["genome"],
-                          x=self.ledger.rows[i]["x"], recheck_of=i) for i in front]
-            ids = self.ledger.submit(specs, self.engine, self.state["generation"])
-            recheck = {i: self.ledger.rows[r] for i, r in zip(front, ids)}
-        self.state["recheck_ids"] = {str(k): v["eval_id"] for k, v in recheck.items()}
+        recheck_ids = self._recheck(front)
+        self.state["recheck_ids"] = {str(k): v for k, v in recheck_ids.items()}
         self.state["done"] = True
-        self._write_outputs(final=True, recheck=recheck)
+        self._write_outputs(final=True, recheck=recheck_ids)
         self._checkpoint()
         self.progress.close()  # before the last line, so the bar is not redrawn under it
         msg = f"done ({self.state['stop_reason']}): {len(front)} front points"
         self.progress.message(msg + f" -> {self.run_dir}")
+        overfit = overfit_line(self._recheck_summary(front, recheck_ids))
+        if overfit:
+            self.progress.message(f"overfit (median |re-check - search| / search over the front): {overfit}")
         self._require_a_success()
+
+    def _recheck(self, front: list[int]) -> dict[int, int]:
+        """Front points and baselines re-run on the fresh seeds, in one batch: {eval id: re-check id}."""
+        seeds = list(self.study.recheck or [])  # type: ignore[arg-type]
+        rows = self.ledger.rows
+        todo = [i for i in front] + [b for b in self.state["baseline_ids"].values() if self.ledger.ok(b)]
+        if not seeds or not front:
+            return {}
+        specs = [Spec("recheck", rows[i]["config"], seeds, genome=rows[i]["genome"], x=rows[i]["x"],
+                      name=rows[i]["name"], recheck_of=i) for i in todo]
+        self.progress.stage(f"re-check on {len(seeds)} fresh seeds")
+        return dict(zip(todo, self.ledger.submit(specs, self.engine, self.state["generation"])))
+
+    def _recheck_summary(self, front: list[int], recheck_ids: dict[int, int]) -> dict[str, Any]:
+        return recheck_block(self.ledger.rows, self.names, self.signs, list(self.study.recheck or []),  # type: ignore[arg-type]
+                             front, self.state["baseline_ids"], recheck_ids)
 
     def _require_a_success(self) -> None:
         """A run whose every evaluation failed is an error (exit 2), however often it is resumed."""
@@ -296,9 +327,11 @@ class SearchRun:
             raise UserError(f"{self.run_dir}: every evaluation failed; the first (eval {first['eval_id']}): "
                             f"{first['error']}")
 
-    def _write_outputs(self, final: bool, recheck: dict[int, dict[str, Any]] | None = None) -> None:
+    def _write_outputs(self, final: bool, recheck: dict[int, int] | None = None) -> None:
         front = self._front_ids()
-        write_front(self.run_dir, [self.ledger.rows[i] for i in front], self.space.paths, self.names, recheck)
+        block = self._recheck_summary(front, recheck or {})
+        write_front(self.run_dir, [self.ledger.rows[i] for i in front], self.space.paths, self.names,
+                    {p["eval_id"]: p for p in block["front"]} if recheck else None)
         pop_ids = self.state["population"]
         pop_ranks: list[int | None] = [None] * len(pop_ids)
         ok_pos = [k for k, i in enumerate(pop_ids) if self.ledger.ok(i)]
@@ -308,9 +341,9 @@ class SearchRun:
                 pop_ranks[k] = int(r)
         write_json(self.run_dir / POPULATION, {"generation": self.state["generation"], "final": final,
                                                "eval_ids": pop_ids, "rank": pop_ranks})
-        write_json(self.run_dir / SUMMARY, self._summary(front, final, recheck or {}))
+        write_json(self.run_dir / SUMMARY, self._summary(front, final, block))
 
-    def _summary(self, front: list[int], final: bool, recheck: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    def _summary(self, front: list[int], final: bool, recheck: dict[str, Any]) -> dict[str, Any]:
         from pymoo.util.dominator import Dominator
 
         ref = self.state["ref"]
@@ -325,7 +358,9 @@ class SearchRun:
             baselines[name] = {"eval_id": bid, "status": rows[bid]["status"], "objectives": rows[bid]["objectives"],
                                "dominated": bool(dominated_by), "dominated_by": dominated_by}
         search = self._search_ids()
-        per_seed = [s for r in rows.values() for s in r["per_seed"]]
+        # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
+        per_seed = [s for r in rows.values() for s in r["per_seed"]
+                    if r.get("supersedes") is None or s["seed"] not in rows[r["supersedes"]]["seeds"]]
         return {
             "study": self.study.name, "status": "done" if final else "running",
             "stop_reason": self.state["stop_reason"] if final else None,
@@ -339,8 +374,8 @@ class SearchRun:
             "n_simulations": sum(1 for s in per_seed if not s["cached"]),
             "n_cache_hits": sum(1 for s in per_seed if s["cached"]),
             "front": front, "hv": self._hv(front), "baselines": baselines,
-            "recheck": {"seeds": list(self.study.recheck or []),  # type: ignore[arg-type]
-                        "eval_ids": {str(k): v["eval_id"] for k, v in recheck.items()}},
+            "recheck": recheck, "n_resampled": self.state.get("n_resampled", 0),
+            "resampling": None if not self.resampler.active else self.resampler.spec.model_dump(),  # type: ignore[union-attr]
             "seeds": self.seeds, "elapsed_s": round(self._elapsed(), 3),
             "versions": {"paretosched": twin_version().split("+")[0], "twin": twin_version()},
             "files": {"log": LOG},

@@ -159,21 +159,25 @@ def load_checkpoint(run_dir: Path) -> dict[str, Any] | None:
 
 def write_front(run_dir: Path, rows: list[dict[str, Any]], genes: list[str], objectives: list[str],
                 recheck: dict[int, dict[str, Any]] | None = None) -> None:
-    """front.csv: one line per front point (see docs/rundir.md), atomically."""
+    """front.csv: one line per front point (see docs/rundir.md), atomically. `recheck` maps a
+    front eval id to its entry of summary.json's `recheck.front`."""
     recheck = recheck or {}
-    header = ["eval_id", "generation", *genes, *objectives,
-              *[f"recheck_{o}" for o in objectives], "recheck_eval_id"]
+    header = ["eval_id", "generation", *genes, *objectives, "n_seeds",
+              *[f"recheck_{o}" for o in objectives], *[f"recheck_std_{o}" for o in objectives],
+              "dominated_by_baseline", "recheck_eval_id"]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     for r in rows:
-        rc = recheck.get(r["eval_id"])
-        rc_obj = (rc or {}).get("objectives") or {}
+        rc = recheck.get(r["eval_id"]) or {}
+        rc_obj, rc_std = rc.get("objectives") or {}, rc.get("std") or {}
         w.writerow([r["eval_id"], r["generation"],
                     *[_cell(r["genome"][g]) for g in genes],
-                    *[repr(float(r["objectives"][o])) for o in objectives],
+                    *[repr(float(r["objectives"][o])) for o in objectives], len(r["seeds"]),
                     *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
-                    rc["eval_id"] if rc else ""])
+                    *[repr(float(rc_std[o])) if o in rc_std else "" for o in objectives],
+                    ";".join(rc.get("dominated_by_baseline") or []),
+                    "" if rc.get("recheck_eval_id") is None else rc["recheck_eval_id"]])
     atomic_write_text(run_dir / FRONT, buf.getvalue())
 
 

@@ -169,6 +169,15 @@ class AlgorithmSpec(_Strict):
     mutation: Mutation = Field(default_factory=Mutation)
 
 
+class ResamplingSpec(_Strict):
+    """Dynamic resampling (docs/search.md): genomes near the front get extra seeds before they are admitted."""
+
+    max_seeds: int = Field(6, ge=1, description="seeds a genome may reach in all (<= seeds: no resampling)")
+    step: int = Field(2, ge=1, description="extra seeds a near-front genome gets per round")
+    tolerance: float = Field(0.05, ge=0, le=1, description="'near the front': within this fraction of each "
+                             "objective's range (0 = the non-dominated genomes only)")
+
+
 class ParallelSpec(_Strict):
     workers: int = Field(1, ge=1)
     backend: Literal["local", "dask"] = "local"
@@ -252,7 +261,9 @@ class Study(_Strict):
     parallel: ParallelSpec = Field(default_factory=ParallelSpec)
     baselines: dict[str, dict[str, Any]] = Field(default_factory=dict)
     recheck: Recheck | None = Field(
-        None, description="fresh seeds for the final-front re-check: count or list; null = as many as seeds")
+        None, description="fresh seeds for the final re-check: count or list; null = max(3, number of seeds)")
+    resampling: ResamplingSpec | None = Field(default_factory=ResamplingSpec,
+                                              description="extra seeds near the front; null = off")
     reference_point: dict[str, float] | None = Field(None, description="hypervolume reference, natural sign")
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
     cache: bool = True
@@ -356,9 +367,19 @@ def derive_seeds(study: Study) -> tuple[list[int], list[int]]:
         if clash:
             raise UserError(f"recheck: seeds {sorted(clash)} are also replication seeds (re-check seeds must be fresh)")
     else:
-        n = len(seeds) if study.recheck is None else study.recheck
+        n = max(3, len(seeds)) if study.recheck is None else study.recheck
         recheck = _distinct(children[2], n, set(seeds))
     return seeds, recheck
+
+
+def extra_seeds(study: Study) -> list[int]:
+    """Seeds a resampled genome gets beyond `seeds`, in order (SeedSequence child 3 of the
+    study seed; disjoint from the replication and the re-check seeds). Needs a resolved study."""
+    spec, seeds = study.resampling, list(study.seeds)  # type: ignore[arg-type]
+    if spec is None or spec.max_seeds <= len(seeds):
+        return []
+    child = np.random.SeedSequence(study.seed).spawn(4)[3]  # children 0-2 are derive_seeds' and the algorithm's
+    return _distinct(child, spec.max_seeds - len(seeds), set(seeds) | set(study.recheck or []))  # type: ignore[arg-type]
 
 
 def algorithm_seed(study: Study) -> int:

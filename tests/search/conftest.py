@@ -73,3 +73,13 @@ def evaluate_then_interrupt(cfg: dict[str, Any], seed: int) -> dict[str, float]:
     if INTERRUPT_AFTER["calls"] > INTERRUPT_AFTER["limit"]:
         raise KeyboardInterrupt
     return evaluate(cfg, seed)
+
+
+def evaluate_lucky_then_interrupt(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    """`analytic.evaluate_lucky` until `INTERRUPT_AFTER['limit']` calls, then a Ctrl-C (serial runs only)."""
+    from paretosched.search.analytic import evaluate_lucky
+
+    INTERRUPT_AFTER["calls"] += 1
+    if INTERRUPT_AFTER["calls"] > INTERRUPT_AFTER["limit"]:
+        raise KeyboardInterrupt
+    return evaluate_lucky(cfg, seed)

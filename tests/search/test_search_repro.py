@@ -70,7 +70,9 @@ def test_log_rows_hold_per_seed_values_and_their_means(tmp_path: Path) -> None:
     # re-check: one row per front point, on fresh seeds, and its values in front.csv
     s = summary(run)
     rechecks = [r for r in rows if r["kind"] == "recheck"]
-    assert sorted(r["recheck_of"] for r in rechecks) == sorted(s["front"])
+    # the front and the baselines, on the same fresh seeds
+    assert sorted(r["recheck_of"] for r in rechecks) == sorted([*s["front"], s["baselines"]["fcfs"]["eval_id"]])
+    assert len({tuple(r["seeds"]) for r in rechecks}) == 1
     assert all(not set(r["seeds"]) & set(seeds) for r in rechecks)
     header = (run / "front.csv").read_text().splitlines()[0].split(",")
     assert "recheck_mean_bsld" in header

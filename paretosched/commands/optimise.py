@@ -1,0 +1,43 @@
+"""`paretosched optimise STUDY.yaml`: run the search, then print the end-of-run table.
+
+The table itself is the search layer's (`paretosched.search.verdict.summary_table`); the
+balanced and knee picks are the analysis layer's (`paretosched.analysis.front`), which the
+search layer may not import, so this printer, above both layers, adds them. Picks are made on
+the search front of summary.json (the genomes' means over all their seeds), as `export` does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from paretosched.errors import UserError
+
+
+def run_optimise(args: Any) -> int:
+    from paretosched.search.optimise import optimise
+    from paretosched.search.runlog import SUMMARY
+    from paretosched.search.verdict import summary_table
+
+    run_dir = optimise(args.study, out=args.out, resume=args.resume, workers=args.workers,
+                       dask=args.dask, quiet=args.quiet, local=args.local)
+    summary = json.loads((Path(run_dir) / SUMMARY).read_text())
+    print(summary_table(summary, str(run_dir), picks(run_dir, summary)))
+    print(f"run directory: {run_dir}")
+    return 0
+
+
+def picks(run_dir: Path, summary: dict[str, Any]) -> dict[str, int] | None:
+    """{'balanced': eval id, 'knee': eval id} on the run's front, or None when it has none."""
+    from paretosched.analysis.front import pick_balanced, pick_knee
+    from paretosched.analysis.rundata import load_run
+
+    if not summary.get("front"):
+        return None
+    try:
+        run = load_run(run_dir)
+    except UserError:
+        return None
+    front = run.frame.loc[summary["front"]]  # the search layer's front, in its order
+    return {"balanced": pick_balanced(run, front).eval_id, "knee": pick_knee(run, front).eval_id}

@@ -1,0 +1,103 @@
+"""Dynamic resampling: genomes near the front get more seeds before they are admitted.
+
+A noisy objective (hdeeprm draws, RL training) lets a genome that was lucky on its few seeds
+enter the front and stay there. After each generation has been evaluated, and before it is
+told to NSGA-II, every successful search genome of the run (the archive the front is drawn
+from, not only the population) whose current means lie within `tolerance` of the front gets
+`step` more seeds, up to `max_seeds` in all; then nearness is decided again on the new means,
+until no near genome can get more seeds. Survival, the front and front.csv use the mean over
+all of a genome's seeds.
+
+Invariants: the extra seeds are the same list, in the same order, for every genome (common
+random numbers; `study.extra_seeds`), so a genome's seeds are always a prefix of
+`seeds + extra`; which genomes are resampled depends only on logged values, so the result is
+the same whatever the worker count, and a generation redone on resume replays the same rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pymoo.core.population import Population
+
+from paretosched.search.evaluate import Engine
+from paretosched.search.ledger import Ledger, Spec
+from paretosched.search.problem import FAILED_PENALTY
+from paretosched.search import pareto
+from paretosched.search.study import ResamplingSpec
+
+
+def near_front(F: np.ndarray, tolerance: float) -> np.ndarray:
+    """Mask of the rows of F (minimised) that no other row dominates by more than `tolerance`
+    times the front's extent in every objective. tolerance 0 = the non-dominated rows.
+
+    The scale is the front's own range (not the archive's: one very bad genome would widen
+    "near" to half the archive); an objective on which the front is flat is scaled by its value.
+    Hand-written: pymoo's `epsilon` in NonDominatedSorting shifts every point alike and its
+    Dominator's relaxes both sides, neither of which is this additive epsilon-dominance."""
+    F = np.asarray(F, dtype=float)
+    if len(F) == 0:
+        return np.zeros(0, dtype=bool)
+    front = F[pareto.front_indices(F)]
+    lo, hi = front.min(axis=0), front.max(axis=0)
+    scale = np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1e-12))
+    G = (F - lo) / scale
+    better = G[:, None, :] + tolerance  # [q, p, k]: q's value, handicapped by the tolerance
+    dominated = (better <= G[None, :, :]).all(axis=2) & (better < G[None, :, :]).any(axis=2)
+    return ~dominated.any(axis=0)
+
+
+class Resampler:
+    """Gives near-front genomes extra seeds; counts the simulations it asked for."""
+
+    def __init__(self, ledger: Ledger, signs: np.ndarray, seeds: list[int], extra: list[int],
+                 spec: ResamplingSpec | None) -> None:
+        self.ledger, self.signs = ledger, signs
+        self.order = [*seeds, *extra]
+        self.spec = spec
+        self.active = spec is not None and bool(extra)
+
+    def run(self, engine: Engine, generation: int, limit: int | None = None) -> int:
+        """Resample until stable, adding at most `limit` seed results (the budget left, in
+        genomes' eval id order); returns how many were added (simulated or cached)."""
+        if not self.active:
+            return 0
+        assert self.spec is not None
+        added = 0
+        while limit is None or added < limit:
+            ids = self._archive()
+            if not ids:
+                return added
+            F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
+            todo = [i for i, near in zip(ids, near_front(F, self.spec.tolerance))
+                    if near and len(self.ledger.rows[i]["seeds"]) < len(self.order)]
+            if not todo:
+                return added
+            specs = []
+            for i in todo:
+                row = self.ledger.rows[i]
+                step = self.spec.step if limit is None else min(self.spec.step, limit - added)
+                if step <= 0:
+                    break
+                n = min(len(row["seeds"]) + step, len(self.order))
+                specs.append(Spec("search", row["config"], self.order[:n], genome=row["genome"], x=row["x"],
+                                  supersedes=i))
+                added += n - len(row["seeds"])
+            self.ledger.submit(specs, engine, generation)
+        return added
+
+    def _archive(self) -> list[int]:
+        """Current rows of every successful search genome, in eval id order."""
+        rows = self.ledger.rows
+        return [i for i in sorted(rows) if rows[i]["kind"] == "search" and i not in self.ledger.successor
+                and self.ledger.ok(i)]
+
+
+def refresh_objectives(pop: Population, ids: list[int], ledger: Ledger, signs: np.ndarray) -> None:
+    """Give the algorithm's population (eval ids `ids`, in its order) the means of the genomes'
+    current rows, so that survival compares parents and offspring on the same footing."""
+    for ind, eid in zip(pop, ids):
+        if ledger.ok(eid):
+            ind.F, ind.G = ledger.objective_vector(eid, signs), np.array([-1.0])
+        else:  # an extra seed failed: the genome is infeasible from now on, as in tell_objectives
+            ind.F, ind.G = np.full(len(signs), FAILED_PENALTY), np.array([1.0])
+        ind.CV = None  # recomputed from G on next use

@@ -1,0 +1,154 @@
+"""Verdicts on fresh seeds, and the end-of-run table.
+
+After the budget, every front point and every baseline is re-simulated on the same fresh
+`recheck` seeds (never used by the search). Whether a front point dominates a baseline is
+decided on those re-check means only: the search values were selected on their seeds and are
+biased in the front's favour. The "overfit" figure is the median, over the front, of
+|re-check - search| / |search| per objective (docs/search.md).
+
+`recheck_block` builds `summary.json["recheck"]`; `summary_table` renders a summary as plain
+aligned text (terminals and batch logs). Picks (balanced, knee) belong to the analysis layer,
+which this layer must not import: the CLI's printer (paretosched/commands/optimise.py) passes
+them in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pymoo.util.dominator import Dominator
+
+
+def _values(row: dict[str, Any] | None, names: list[str]) -> dict[str, float] | None:
+    return None if row is None or row["status"] != "ok" else {o: float(row["objectives"][o]) for o in names}
+
+
+def _per_seed(row: dict[str, Any] | None, names: list[str]) -> list[dict[str, Any]]:
+    if row is None:
+        return []
+    return [{"seed": s["seed"], "status": s["status"],
+             "objectives": {o: (s["metrics"] or {}).get(o) for o in names} if s["metrics"] else None}
+            for s in row["per_seed"]]
+
+
+def _std(per_seed: list[dict[str, Any]], names: list[str]) -> dict[str, float] | None:
+    """Population standard deviation over the re-check seeds (0 for one seed)."""
+    vals = [p["objectives"] for p in per_seed if p["objectives"]]
+    if not vals or any(v[o] is None for v in vals for o in names):
+        return None
+    return {o: float(np.std([v[o] for v in vals])) for o in names}
+
+
+def _dominates(a: dict[str, float], b: dict[str, float], names: list[str], signs: np.ndarray) -> bool:
+    fa = signs * np.array([a[o] for o in names])
+    fb = signs * np.array([b[o] for o in names])
+    return bool(Dominator.get_relation(fa, fb) == 1)
+
+
+def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[str]) -> dict[str, float | None]:
+    """(re-check - search) / |search| per objective; None where the search value is 0."""
+    return {o: (recheck[o] - search[o]) / abs(search[o]) if search[o] != 0 else None for o in names}
+
+
+def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.ndarray, seeds: list[int],
+                  front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int]) -> dict[str, Any]:
+    """summary.json's `recheck` (docs/rundir.md): front and baselines on the fresh seeds, verdicts."""
+    def part(eid: int) -> dict[str, Any]:
+        rc = rows.get(recheck_ids[eid]) if eid in recheck_ids else None
+        per_seed = _per_seed(rc, names)
+        return {"recheck_eval_id": None if rc is None else rc["eval_id"], "search": _values(rows[eid], names),
+                "n_search_seeds": len(rows[eid]["seeds"]), "objectives": _values(rc, names),
+                "per_seed": per_seed, "std": _std(per_seed, names)}
+
+    base = {name: {"eval_id": bid} | part(bid) for name, bid in baselines.items()}
+    out_front = []
+    for eid in front:
+        p = {"eval_id": eid} | part(eid)
+        p["rel_change"] = rel_change(p["search"], p["objectives"], names) if p["objectives"] else None
+        p["dominated_by_baseline"] = [n for n, b in base.items() if p["objectives"] and b["objectives"]
+                                      and _dominates(b["objectives"], p["objectives"], names, signs)]
+        out_front.append(p)
+    for name, b in base.items():
+        b["dominated_by"] = [p["eval_id"] for p in out_front if p["objectives"] and b["objectives"]
+                             and _dominates(p["objectives"], b["objectives"], names, signs)]
+    median: dict[str, float | None] = {}
+    for o in names:
+        ch = [abs(p["rel_change"][o]) for p in out_front if p["rel_change"] and p["rel_change"][o] is not None]
+        median[o] = float(np.median(ch)) if ch else None
+    return {"seeds": list(seeds), "front": out_front, "baselines": base,
+            "dominated_baselines": [n for n, b in base.items() if b["dominated_by"]],
+            "median_rel_change": median,
+            "eval_ids": {str(k): v for k, v in sorted(recheck_ids.items())}}
+
+
+def overfit_line(recheck: dict[str, Any]) -> str | None:
+    """'energy_kwh 1.2%, mean_bsld 8.3%' (the overfit figure), or None without a re-check."""
+    med = recheck.get("median_rel_change") or {}
+    if not med or all(v is None for v in med.values()):
+        return None
+    return ", ".join(f"{o} {'-' if v is None else f'{100 * v:.1f}%'}" for o, v in med.items())
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] | None = None) -> str:
+    """The end-of-run report of `optimise` as plain aligned text."""
+    names = [o["name"] for o in summary["objectives"]]
+    rc = summary.get("recheck") or {}
+    seeds = rc.get("seeds") or []
+    lines = [f"{summary['study']}: {summary['status']} ({summary.get('stop_reason')}), "
+             f"{summary['n_evaluations']} genomes, {summary['n_simulations']} simulations, "
+             f"{len(summary['front'])} front points"]
+    if seeds:
+        lines.append(f"re-check on {len(seeds)} fresh seeds {seeds} (values: mean +- std over them)")
+    else:
+        lines.append("no re-check (study recheck: 0): verdicts below are on the search seeds")
+
+    def cells(entry: dict[str, Any]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for o in names:
+            out[f"{o} search"] = _num((entry.get("search") or {}).get(o))
+            v, sd = (entry.get("objectives") or {}).get(o), (entry.get("std") or {}).get(o)
+            if sd is not None and sd <= 1e-9 * abs(v or 1.0):
+                sd = 0.0  # float noise of a mean over identical values
+            out[f"{o} re-check"] = "-" if v is None else f"{v:.4g} +- {sd:.2g}" if sd is not None else f"{v:.4g}"
+        return out
+
+    front_rows = [{"eval": p["eval_id"], "seeds": p["n_search_seeds"], **cells(p),
+                   "dominated by": ", ".join(p["dominated_by_baseline"]) or "-"} for p in rc.get("front") or []]
+    if front_rows:
+        lines += ["", "front (search: mean over the genome's seeds)", _render(front_rows)]
+    base_rows = [{"baseline": n, **cells(b), "dominated by": _ids(b["dominated_by"])}
+                 for n, b in (rc.get("baselines") or {}).items()]
+    if base_rows:
+        lines += ["", "baselines (the same seeds)", _render(base_rows)]
+        dom = rc.get("dominated_baselines") or []
+        lines.append(f"dominated on the re-check seeds: {', '.join(dom) if dom else 'none'} "
+                     f"({len(dom)} of {len(base_rows)} baselines)")
+    flagged = [str(p["eval_id"]) for p in rc.get("front") or [] if p["dominated_by_baseline"]]
+    if flagged:
+        lines.append(f"warning: front points {', '.join(flagged)} are dominated by a baseline on the re-check seeds")
+    ov = overfit_line(rc)
+    if ov:
+        lines.append(f"overfit (median |re-check - search| / search over the front): {ov}")
+    if picks:
+        lines.append("picks: " + ", ".join(f"{k} = eval {v}" for k, v in picks.items()))
+    lines += ["", "next:", f"  paretosched explore {run_dir} --open",
+              f"  paretosched export {run_dir} --pick balanced -o best.yaml"]
+    return "\n".join(lines)
+
+
+def _ids(ids: list[int], most: int = 4) -> str:
+    if not ids:
+        return "-"
+    shown = ", ".join(map(str, ids[:most]))
+    return f"{len(ids)} front points ({shown}{', ...' if len(ids) > most else ''})"
+
+
+def _render(records: list[dict[str, Any]]) -> str:
+    # pandas aligns the columns; strings keep the numbers as formatted above
+    return pd.DataFrame.from_records(records).astype(str).to_string(index=False)
