@@ -216,6 +216,17 @@ function bars(ids, m, colour) {
            color: colour, thickness: 1, width: 3 };
 }
 
+// log axes labelled 1, 2, 5 per decade in full (plotly's own labels every digit, or "2", "5" for 20, 50)
+function logTicks(values) {
+  const v = values.filter((x) => x !== null && x > 0);
+  if (!v.length) return {};
+  const lo = Math.min(...v), hi = Math.max(...v), ticks = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const d of [1, 2, 5]) ticks.push(d * Math.pow(10, e));
+  }
+  return { tickvals: ticks, ticktext: ticks.map((t) => String(Number(t.toPrecision(1)))) };
+}
+
 function traces() {
   const xm = document.getElementById("x-metric").value, ym = document.getElementById("y-metric").value;
   const byCluster = document.getElementById("colour-by").value === "cluster";
@@ -256,10 +267,13 @@ function traces() {
                  hoverinfo: "text", marker: { symbol: "x-thin-open", size: 18, color: "red", line: { width: 3 } } });
     }
   }
-  for (const p of DATA.picks) {
-    const i = byId.get(p.id), [symbol, colour, size] = PICK_STYLE[p.name];
-    out.push({ type: "scatter", mode: "markers", name: p.name + " pick (eval " + p.id + ")", x: [PTS[i].m[xm]],
-               y: [PTS[i].m[ym]], customdata: [i], text: [PTS[i].hover], hoverinfo: "text",
+  // one marker per picked point: the balanced and knee picks often coincide
+  const picked = new Map();
+  for (const p of DATA.picks) picked.set(p.id, [...(picked.get(p.id) || []), p.name]);
+  for (const [id, names] of picked) {
+    const i = byId.get(id), [symbol, colour, size] = PICK_STYLE[names[0]];
+    out.push({ type: "scatter", mode: "markers", name: names.join(" and ") + " pick (eval " + id + ")",
+               x: [PTS[i].m[xm]], y: [PTS[i].m[ym]], customdata: [i], text: [PTS[i].hover], hoverinfo: "text",
                marker: { symbol: symbol, size: size, color: colour, line: { width: 1, color: "black" } } });
   }
   BASE.forEach((i, k) => {
@@ -278,9 +292,12 @@ function traces() {
                  marker: { symbol: symbol + "-open", size: 13, color: "black", line: { width: 2 } } });
     }
   });
+  const axis = (m, box) => document.getElementById(box).checked
+    ? { title: { text: DATA.titles[m] }, type: "log", ...logTicks(PTS.map((p) => p.m[m])) }
+    : { title: { text: DATA.titles[m] }, type: "linear" };
   const layout = {
-    xaxis: { title: { text: DATA.titles[xm] }, type: document.getElementById("x-log").checked ? "log" : "linear" },
-    yaxis: { title: { text: DATA.titles[ym] }, type: document.getElementById("y-log").checked ? "log" : "linear" },
+    xaxis: axis(xm, "x-log"),
+    yaxis: axis(ym, "y-log"),
     hovermode: "closest",
     // legend below the plot: baseline names never overlap points or each other
     margin: { t: 20 }, legend: { orientation: "h", y: -0.18, yanchor: "top" },

@@ -8,6 +8,7 @@ first two objectives; the report says so when a study has more.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -40,6 +41,16 @@ def wants_log(values: Iterable[float | None]) -> bool:
     return bool(len(v) and v.min() > 0 and v.max() > LOG_SPAN * v.min())
 
 
+def axis(metric: str, values: Iterable[float | None]) -> dict:
+    """Axis layout: title with unit; log scale (labels 1, 2, 5 per decade) when values span > LOG_SPAN x."""
+    v = [float(x) for x in values if x is not None and math.isfinite(x)]
+    if not wants_log(v):
+        return dict(title=metric_title(metric), type="linear")
+    lo, hi = math.floor(math.log10(min(v))), math.ceil(math.log10(max(v)))
+    ticks = [d * 10.0 ** e for e in range(lo, hi + 1) for d in (1, 2, 5)]
+    return dict(title=metric_title(metric), type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+
+
 def _pairs(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> tuple[list, list]:
     """Line segments a[i] -> b[i] as one trace (None separates them)."""
     xs: list[float | None] = []
@@ -68,7 +79,7 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
     fig.add_trace(go.Scattergl(
         x=points[x], y=points[y], mode="markers", name="evaluations",
         marker=dict(color=points["generation"], colorscale="Viridis", size=6, opacity=0.6,
-                    colorbar=dict(title="generation", x=1.02, len=0.5, y=0.25)),
+                    colorbar=dict(title="generation")),
         customdata=points[["eval_id", "generation"]].to_numpy(),
         hovertemplate=f"eval %{{customdata[0]}} (gen %{{customdata[1]}})<br>{x}=%{{x:.4g}}<br>{y}=%{{y:.4g}}<extra></extra>"))
     f = front.sort_values(x)
@@ -100,13 +111,16 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
                 hovertemplate="dominated by %{text}<extra></extra>"))
         xs_all += cx
         ys_all += cy
+    picked: dict[int, list[str]] = {}  # the balanced and knee picks often coincide: one marker
     for p in picks:
         if p.name in PICK_STYLE and p.eval_id in f.index:
-            symbol, colour = PICK_STYLE[p.name]
-            fig.add_trace(go.Scatter(x=[f.loc[p.eval_id, x]], y=[f.loc[p.eval_id, y]], mode="markers",
-                                     name=f"{p.name} pick (eval {p.eval_id})",
-                                     marker=dict(symbol=symbol, size=18 if p.name == "balanced" else 14,
-                                                 color=colour, line=dict(width=1, color="black"))))
+            picked.setdefault(p.eval_id, []).append(p.name)
+    for eid, names in picked.items():
+        symbol, colour = PICK_STYLE[names[0]]
+        fig.add_trace(go.Scatter(x=[f.loc[eid, x]], y=[f.loc[eid, y]], mode="markers",
+                                 name=f"{' and '.join(names)} pick (eval {eid})",
+                                 marker=dict(symbol=symbol, size=18 if names[0] == "balanced" else 14,
+                                             color=colour, line=dict(width=1, color="black"))))
     for k, (_, b) in enumerate(baselines.iterrows()):
         name = str(b["name"])
         symbol = BASELINE_SYMBOLS[k % len(BASELINE_SYMBOLS)]
@@ -126,10 +140,9 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
                 hovertemplate=f"{esc(name)} (re-check)<br>%{{x:.4g}}, %{{y:.4g}}<extra></extra>"))
             xs_all.append(c.value(x))
             ys_all.append(c.value(y))
-    fig.update_layout(title="Progress towards the Pareto front",
-                      xaxis=dict(title=metric_title(x), type="log" if wants_log(xs_all) else "linear"),
-                      yaxis=dict(title=metric_title(y), type="log" if wants_log(ys_all) else "linear"),
-                      legend=dict(x=1.02, y=1.0, yanchor="top"))
+    # legend below the plot, the generation colour bar on the right: they never overlap
+    fig.update_layout(title="Progress towards the Pareto front", xaxis=axis(x, xs_all), yaxis=axis(y, ys_all),
+                      legend=dict(orientation="h", y=-0.18, yanchor="top"), margin=dict(b=160))
     return fig
 
 
@@ -144,8 +157,7 @@ def clusters(points: pd.DataFrame, labels: np.ndarray, x: str, y: str, what: str
                                  marker=dict(color=colour, size=9), customdata=sub["eval_id"],
                                  hovertemplate="eval %{customdata}<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
     fig.update_layout(title=f"DBSCAN clusters of the {what}",
-                      xaxis=dict(title=metric_title(x), type="log" if wants_log(points[x]) else "linear"),
-                      yaxis=dict(title=metric_title(y), type="log" if wants_log(points[y]) else "linear"))
+                      xaxis=axis(x, points[x]), yaxis=axis(y, points[y]))
     return fig
 
 
@@ -159,7 +171,8 @@ def lasso_bars(lasso: pd.DataFrame, objective: str) -> go.Figure:
         fig.add_trace(go.Bar(x=part["feature"], y=part["coef"],
                              name=f"{_cluster_name(int(c))} (n {n}, out-of-sample R² {r2:.2f})"))
     unit = metric_title(objective)
-    fig.update_layout(title=f"Lasso coefficients for {objective}", barmode="group",
+    fig.update_layout(title=f"Lasso coefficients for {objective}", barmode="group", showlegend=True,
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1.0, xanchor="right"),
                       xaxis_title="gene (scaled 1-100 over its search range)",
                       yaxis_title=f"{unit} per scaled gene unit")
     return fig

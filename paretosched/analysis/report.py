@@ -138,6 +138,9 @@ def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float |
         useful = lasso["objective"].eq(obj) & lasso["feature"].ne("") & lasso["useful"].astype(bool)
         figs.append((f"What drives {obj} (figs. 4b, 5)",
                      figures.lasso_bars(lasso, obj) if useful.any() else _no_driver_chart(lasso, obj)))
+        skipped = _not_charted(lasso, obj) if useful.any() else ""
+        if skipped:
+            figs.append(("", skipped))
     vio = figures.violins(population, run.genes)
     if vio is not None:
         figs.append(("Numeric genes in the final population (fig. 6)", vio))
@@ -167,6 +170,14 @@ def _no_driver_chart(lasso: pd.DataFrame, obj: str) -> str:
     return f"No driver chart for {obj}: {why}. To get one: {todo}." if todo else f"No driver chart for {obj}: {why}."
 
 
+def _not_charted(lasso: pd.DataFrame, obj: str) -> str:
+    """Below a chart: the clusters it leaves out and why."""
+    fits = lasso[lasso["objective"].eq(obj) & lasso["cluster"].ne(-1) & ~lasso["useful"].astype(bool)]
+    fits = fits.drop_duplicates("cluster")
+    return "; ".join(f"Cluster {int(r.cluster)} not charted: {r.note}" for r in fits.itertuples()) + \
+        ("." if len(fits) else "")
+
+
 def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]],
           tables: list[tuple[str, pd.DataFrame]], clus: Clustering, what: str, top: str) -> str:
     esc = html.escape
@@ -190,7 +201,8 @@ def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]
         parts.append(f"<h2>{esc(title)}</h2>" + table.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}"))
     for i, (title, fig) in enumerate(figs):
         # plotly.js is inlined once, with the first figure (always a chart); the others reuse it
-        parts.append(f"<h2>{esc(title)}</h2>")
+        if title:
+            parts.append(f"<h2>{esc(title)}</h2>")
         if isinstance(fig, str):  # no chart: the sentence saying why
             parts.append(f"<p class='nochart'>{esc(fig)}</p>")
             continue
