@@ -1,7 +1,8 @@
 """What drives the front: DBSCAN clusters of the objectives and a Lasso per cluster (Kell et al. VI).
 
 Clusters: DBSCAN (scikit-learn) on the min-max scaled objectives (minimisation form) of the
-front or of the final population; label -1 is noise, as in the paper. `eps` defaults to the
+evaluations near the front (`front.near_front`), the front or the final population; label -1
+is noise, as in the paper, and is not fitted. `eps` defaults to the
 knee of the sorted k-distance curve (k = min_samples): the point farthest from the chord
 joining the curve's ends, the usual heuristic of the DBSCAN paper. That knee measures local
 density only, so it leaves the sparser edge of every well-separated cluster as noise; eps is

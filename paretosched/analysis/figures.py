@@ -126,7 +126,8 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
         symbol = BASELINE_SYMBOLS[k % len(BASELINE_SYMBOLS)]
         fig.add_trace(go.Scatter(x=[b[x]], y=[b[y]], mode="markers", name=f"baseline {esc(name)}",
                                  legendgroup=f"b{k}", marker=dict(symbol=symbol, size=12, color="black"),
-                                 hovertemplate=f"{esc(name)}<br>%{{x:.4g}}, %{{y:.4g}}<extra></extra>"))
+                                 # the name as text, not inside the template: "%{...}" in it stays literal
+                                 text=[esc(name)], hovertemplate="%{text}<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
         c = recheck.baselines.get(name) if recheck else None
         if c is not None and c.value(x) is not None and c.value(y) is not None:
             fig.add_trace(go.Scatter(x=[b[x], c.value(x)], y=[b[y], c.value(y)], mode="lines", hoverinfo="skip",
@@ -137,7 +138,7 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
                 name=f"baseline {esc(name)}, re-check", error_x={**_error([c], x), "color": "black"},
                 error_y={**_error([c], y), "color": "black"},
                 marker=dict(symbol=symbol + "-open", size=12, color="black", line=dict(width=2)),
-                hovertemplate=f"{esc(name)} (re-check)<br>%{{x:.4g}}, %{{y:.4g}}<extra></extra>"))
+                text=[esc(name)], hovertemplate="%{text} (re-check)<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
             xs_all.append(c.value(x))
             ys_all.append(c.value(y))
     # legend below the plot, the generation colour bar on the right: they never overlap

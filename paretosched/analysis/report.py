@@ -1,9 +1,11 @@
 """`paretosched analyse RUN`: CSV tables and one self-contained report.html.
 
 Writes into `<run_dir>/analysis/` (or `out`): front.csv (front points, picks marked),
-picks.csv, clusters.csv, lasso.csv, hypervolume.csv, notes.txt and report.html. Degenerate
-runs (one front point, identical points, tiny clusters) give notes in the report, never an
-exception; only user mistakes raise `UserError`.
+picks.csv, clusters.csv, lasso.csv, hypervolume.csv, notes.txt and report.html, which opens
+with the summary of `overview.py` (front and baselines on the re-check seeds, verdicts, picks,
+next commands). Degenerate runs (one front point, identical points, clusters too small to
+fit) give notes, and sentences in place of charts, never an exception; only user mistakes
+raise `UserError`.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from paretosched.analysis import figures
 from paretosched.analysis.explorer import explorer_data
 from paretosched.analysis.figures import wants_log
-from paretosched.analysis.front import near_front
+from paretosched.analysis.front import front_of, near_front, standard_picks
 from paretosched.analysis.recheck import load_recheck
 from paretosched.analysis.report import analyse
 from paretosched.analysis.rundata import load_run
@@ -125,3 +126,27 @@ def test_near_front_takes_whole_layers_and_distinct_genomes(tmp_path: Path) -> N
     assert k == 2 and rows["eval_id"].tolist() == [0, 1, 2, 3, 4]
     rows, k = near_front(run)  # fewer than 40 distinct genomes: every layer
     assert k == 3 and rows["eval_id"].tolist() == [0, 1, 2, 3, 4, 6]
+
+
+def test_report_progress_figure_has_rechecks_flags_picks_and_literal_baseline_names(tmp_path: Path) -> None:
+    run = load_run(_run(tmp_path))
+    front = front_of(run)
+    base = run.frame[run.frame["kind"] == "baseline"]
+    fig = figures.progress(run.search_ok(), front, base, "energy_kwh", "mean_bsld", load_recheck(run),
+                           standard_picks(run, front))
+    by_name = {t.name: t for t in fig.data if t.name}
+    rc = by_name["re-check (fresh seeds; bars: per-seed range)"]
+    assert list(rc.x) == [3.5, 2.1, 4.4] and list(rc.error_y.array) == pytest.approx([0.6, 0.35, 0.11])
+    assert list(by_name["re-check dominated by a baseline"].x) == [3.5]
+    assert "balanced and knee pick (eval 1)" in by_name
+    label = html.escape(EVIL)
+    assert f"baseline {label}" in by_name and f"baseline {label}, re-check" in by_name
+    assert not any(EVIL in str(t.name) + str(t.text) for t in fig.data)
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("energy (kWh)", "mean bounded slowdown (-)")
+    assert fig.layout.yaxis.type == "linear"
+
+
+def test_report_axis_is_log_with_readable_ticks_when_values_span_30x() -> None:
+    ax = figures.axis("mean_bsld", [2.0, 40.0, 900.0, float("nan")])
+    assert ax["type"] == "log" and ax["title"] == "mean bounded slowdown (-)"
+    assert ax["ticktext"][:4] == ["1", "2", "5", "10"] and ax["ticktext"][-1] == "5000"
