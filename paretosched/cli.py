@@ -73,7 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     ana = sub.add_parser("analyse", aliases=["analyze"], help="front, picks, DBSCAN clusters, Lasso drivers, report.html")
     ana.add_argument("run", help="run directory")
     ana.add_argument("--out", help="output folder (default RUN/analysis)")
-    ana.add_argument("--on", choices=["front", "population"], default="front", help="what DBSCAN clusters")
+    ana.add_argument("--on", choices=["near", "front", "population"], default="near",
+                     help="what DBSCAN clusters and Lasso fits (near: evaluations near the front)")
+    ana.add_argument("--layers", type=int, help="--on near: non-dominated layers to take (default: enough for 40 points)")
     ana.add_argument("--eps", type=float, help="DBSCAN eps (default: from the k-distance curve)")
     ana.add_argument("--min-samples", type=int, help="DBSCAN min_samples")
 
@@ -150,7 +152,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd in ("analyse", "analyze"):
         from paretosched.analysis.report import analyse
 
-        folder = analyse(args.run, out=args.out, on=args.on, eps=args.eps, min_samples=args.min_samples)
+        folder = analyse(args.run, out=args.out, on=args.on, eps=args.eps, min_samples=args.min_samples,
+                         layers=args.layers)
         print(f"report: {Path(folder) / 'report.html'}")
         return 0
     if cmd == "explore":
