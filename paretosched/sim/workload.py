@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from paretosched.errors import UserError
+from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
@@ -127,7 +128,8 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     seen = 0
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
-        fh = _open_text(Path(path))
+        # an sacct dump (detected by its header) is read through its SWF conversion
+        fh = sacct_as_swf(path) if is_sacct_dump(path) else _open_text(Path(path))
         with fh:
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
