@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--pick", default="balanced",
                     help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID")
     ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
+    ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
+                    help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
     return ap
 
 
@@ -189,7 +191,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "export":
         from paretosched.analysis.export import export_pick
 
-        path = export_pick(args.run, args.pick, args.output)
+        path = export_pick(args.run, args.pick, args.output, fmt=args.format)
         print(f"config: {path}")
         return 0
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first

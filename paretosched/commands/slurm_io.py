@@ -28,7 +28,10 @@ def run_platform_import(args: Any) -> int:
     if args.scheduler:
         from paretosched.sim.slurm.sched_import import scheduler_from_conf
 
-        sched = scheduler_from_conf(conf, data, report.weights)
+        notes: list[str] = []
+        sched = scheduler_from_conf(conf, data, report.weights, notes)
+        for note in notes:
+            print(f"note: {note}")
         sp = Path(args.scheduler)
         sp.write_text("# scheduler section decoded from the Slurm parameters of "
                       f"{', '.join(args.conf)}\n" + dump_yaml({"scheduler": sched}, sort_keys=False), encoding="utf-8")

@@ -66,6 +66,7 @@ class SlurmConf:
 
     nodes: list[NodeLine] = field(default_factory=list)
     params: dict[str, tuple[str, str]] = field(default_factory=dict)  # lower key -> (value, file:line)
+    weight_updates: list[NodeLine] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def param(self, key: str) -> str | None:
@@ -146,6 +147,10 @@ def read_slurm_conf(paths: list[str | Path]) -> SlurmConf:
                 names = expand(expr)
             except ValueError as exc:
                 raise UserError(f"{where}: NodeName: {exc}") from None
+            if set(attrs) == {"weight"} and all(n in seen for n in names):
+                # a Weight-only line for defined nodes (as `export --format slurm` writes): an update
+                conf.weight_updates.append(NodeLine(str(p), no, expr, names, attrs))
+                continue
             for n in names:
                 if n in seen:
                     raise UserError(f"{where}: node {n} already defined at {seen[n]}")

@@ -97,6 +97,10 @@ def platform_from_conf(conf: SlurmConf, cmap: CpuMap, name: str) -> tuple[dict[s
         for ntype, names in groups.items():
             clusters.append({"name": compress(names), "nodes": {ntype: len(names)}})
             report.nodes += len(names)
+    for line in conf.weight_updates:
+        weight = line.int_attr("weight", 1)
+        for node in line.names:
+            report.weights[node] = int(weight if weight is not None else 1)
     if not clusters:
         raise UserError(f"{conf.nodes[0].source if conf.nodes else 'slurm.conf'}: no NodeName line with a node "
                         "in service")
