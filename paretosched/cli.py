@@ -53,6 +53,18 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("platform", help="built-in name, homogeneous-N, or a platform file")
     show.add_argument("--json", action="store_true")
     plat_sub.add_parser("list", help="list the built-in platforms")
+    imp = plat_sub.add_parser("import", help="write a platform file from slurm.conf NodeName lines")
+    imp.add_argument("conf", nargs="+", help="slurm.conf (and fragments read after it, later ones override)")
+    imp.add_argument("--cpu-map", help="YAML mapping Feature tags / node-name patterns to processor models")
+    imp.add_argument("--name", help="platform name (default: ClusterName, else the file's stem)")
+    imp.add_argument("-o", "--output", required=True, help="platform YAML to write")
+    imp.add_argument("--scheduler", metavar="OUT", help="also write the slurm-kind scheduler section it configures")
+
+    trace = sub.add_parser("trace", help="convert workload traces")
+    trace_sub = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
+    timp = trace_sub.add_parser("import", help="convert an sacct -P dump to SWF")
+    timp.add_argument("dump", help="sacct --parsable2 output with a header line")
+    timp.add_argument("-o", "--output", required=True, help="SWF file to write (.gz compresses)")
 
     tr = sub.add_parser("train", help="train an RL scheduler config; save weights, curves and charts")
     tr.add_argument("config", help="scheduler config YAML with scheduler.kind: rl")
@@ -89,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--pick", default="balanced",
                     help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID")
     ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
+    ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
+                    help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
     return ap
 
 
@@ -137,6 +151,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         from paretosched.commands.simulate import run_simulate
 
         return run_simulate(args)
+    if cmd == "platform" and args.platform_command == "import":
+        from paretosched.commands.slurm_io import run_platform_import
+
+        return run_platform_import(args)
+    if cmd == "trace":
+        from paretosched.commands.slurm_io import run_trace_import
+
+        return run_trace_import(args)
     if cmd == "platform":
         from paretosched.commands.platform import run_platform
 
@@ -169,7 +191,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "export":
         from paretosched.analysis.export import export_pick
 
-        path = export_pick(args.run, args.pick, args.output)
+        path = export_pick(args.run, args.pick, args.output, fmt=args.format)
         print(f"config: {path}")
         return 0
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first

@@ -18,7 +18,8 @@ def bundled(kind: str, name: str) -> Path | None:
 def trace_file(ref: str) -> Path:
     """The trace a `workload.path` names (`builtin:NAME` resolves to the bundled fragment)."""
     if ref.startswith(BUILTIN_PREFIX):
-        found = bundled("traces", ref[len(BUILTIN_PREFIX):])
+        # the slurm quickstart's sacct dump ships beside its slurm.conf
+        found = bundled("traces", ref[len(BUILTIN_PREFIX):]) or bundled("slurm", ref[len(BUILTIN_PREFIX):])
         if found is None:
             from paretosched.errors import UserError
 

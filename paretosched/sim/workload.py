@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from paretosched.errors import UserError
+from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
@@ -59,6 +60,7 @@ class RawJobs:
     req_time: list[float] = field(default_factory=list)
     req_mem_kb: list[float] = field(default_factory=list)
     bw: list[float] = field(default_factory=list)  # -1 when the trace has none
+    user: list[int] = field(default_factory=list)  # SWF field 12 (-1 unknown): Slurm fair-share
     digest: str = ""
     lines_read: int = 0  # job lines of the trace read, up to the window's end
 
@@ -70,7 +72,7 @@ class Job:
     """A job as the twin sees it. Static fields first, then the twin's run-time state."""
 
     __slots__ = ("id", "submit", "size", "req_time", "ops", "req_ops", "mem", "bw",
-                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq")
+                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq", "user")
 
     def __init__(self, jid: int, submit: float, size: int, req_time: float, ops: float,
                  req_ops: float, mem: float, bw: float, seq: int, ref_run: float | None = None) -> None:
@@ -92,6 +94,7 @@ class Job:
         self.version = 0
         self.energy = 0.0
         self.nodes: tuple[int, ...] = ()
+        self.user = -1  # SWF user id, for fair-share
 
     def __repr__(self) -> str:
         return f"Job({self.id}, submit={self.submit}, size={self.size}, req={self.req_time})"
@@ -127,7 +130,8 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     seen = 0
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
-        fh = _open_text(Path(path))
+        # an sacct dump (detected by its header) is read through its SWF conversion
+        fh = sacct_as_swf(path) if is_sacct_dump(path) else _open_text(Path(path))
         with fh:
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
@@ -186,6 +190,7 @@ def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:
     raw.req_time.append(vals[8])
     raw.req_mem_kb.append(vals[9])
     raw.bw.append(vals[18] if len(vals) == 19 else -1.0)
+    raw.user.append(int(vals[11]))
 
 
 def raw_from_inline(jobs: list[Any]) -> RawJobs:
@@ -249,6 +254,7 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: np.random.Generat
         bw = raw.bw[i] if raw.bw[i] >= 0 else float(bw_draw[i])
         jobs.append(Job(raw.job_id[i], raw.submit[i], size, req, actual * ref_speed,
                         req * ref_speed, mem, bw, len(jobs), ref_run=actual))
+        jobs[-1].user = raw.user[i] if raw.user else -1
     jobs.sort(key=lambda j: (j.submit, j.seq))
     # submit times become relative to the window's first submission, whatever its absolute
     # value (HDeepRM skipped this when the first job submitted at t = 0); seq keeps arrival order
