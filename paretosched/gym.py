@@ -30,9 +30,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import gymnasium
 import numpy as np
-from gymnasium import spaces
+
+try:
+    import gymnasium
+    from gymnasium import spaces
+except ImportError:  # the one line a user needs instead of a traceback into our import
+    raise ImportError("paretosched.gym needs gymnasium: pip install 'paretosched[gym]'") from None
 
 from paretosched.config import SimConfig
 from paretosched.errors import UserError
@@ -43,7 +47,9 @@ from paretosched.sim.schedulers import schedule_pair
 from paretosched.sim.twin import Twin, make_rng
 from paretosched.sim.workload import build_jobs
 
-__all__ = ["SchedulingEnv"]
+__all__ = ["ENV_ID", "SchedulingEnv"]
+
+ENV_ID = "paretosched/Scheduling-v0"  # gymnasium.make(ENV_ID, config=...) once this module is imported
 
 
 class SchedulingEnv(gymnasium.Env):
@@ -52,7 +58,7 @@ class SchedulingEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, config: SimConfig | dict[str, Any] | str | Path, max_steps: int | None = None) -> None:
-        from paretosched.api import as_config
+        from paretosched.api import as_config  # here: the API module loads pandas, which the env never uses
 
         cfg = as_config(config)
         if cfg.scheduler.kind != "rl":
@@ -157,3 +163,7 @@ class SchedulingEnv(gymnasium.Env):
         if action is not None:
             info["action"] = action
         return info
+
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point=SchedulingEnv)

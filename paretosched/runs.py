@@ -108,6 +108,9 @@ class Run:
                        "cached": s.get("cached"), "wall_s": s.get("wall_s"), "error": s.get("error")}
                 rec.update(s.get("metrics") or {})
                 records.append(rec)
+        if not records:  # a run that has logged nothing yet: the columns all the same
+            return pd.DataFrame(columns=["eval_id", "kind", "generation", "name", "seed", "status", "cached",
+                                         "wall_s", "error"])
         return pd.DataFrame.from_records(records)
 
     @cached_property

@@ -245,6 +245,14 @@ def test_import_stays_light() -> None:
         ps.nope  # noqa: B018
 
 
+def test_gym_without_the_extra_says_what_to_install() -> None:
+    code = "import sys; sys.modules['gymnasium'] = None; import paretosched.gym"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == ("ImportError: paretosched.gym needs gymnasium: "
+                                                     "pip install 'paretosched[gym]'")
+
+
 # ---------------------------------------------------------------------------------------------
 # paretosched runs table
 

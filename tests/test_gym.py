@@ -18,7 +18,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 import paretosched as ps  # noqa: E402
 from paretosched.errors import UserError  # noqa: E402
-from paretosched.gym import SchedulingEnv  # noqa: E402
+from paretosched.gym import ENV_ID, SchedulingEnv  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 WORKLOAD = {"path": "builtin:hpc2n-3k.swf.gz", "mode": "hdeeprm", "n_jobs": 100}
@@ -48,6 +48,13 @@ def test_check_env_passes(observation: str) -> None:
         warnings.simplefilter("error")  # a warning of the checker is a failure too
         check_env(env, skip_render_check=True)
     assert env.action_space.n == 4 and env.actions == [*PAIRS, "void"]
+
+
+def test_registered_with_gymnasium() -> None:
+    env = gymnasium.make(ENV_ID, config=rl_config(), max_steps=3)
+    obs, info = env.reset(seed=0)
+    assert obs in env.observation_space and isinstance(env.unwrapped, SchedulingEnv)
+    assert [env.step(0)[3] for _ in range(3)] == [False, False, True]
 
 
 def test_a_fixed_pair_replays_the_classic_scheduler_bit_for_bit() -> None:
