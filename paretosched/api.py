@@ -10,7 +10,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pandas as pd
 
@@ -18,6 +18,9 @@ from paretosched.config import SimConfig, config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.runs import Run, load_run
 from paretosched.yamlio import dump_yaml, validate
+
+if TYPE_CHECKING:
+    from paretosched.search.study import Study
 
 __all__ = ["Simulation", "simulate", "optimise", "optimize", "load_run", "Run"]
 
@@ -70,7 +73,7 @@ def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Seque
                       note=window_note(cfg, prep))
 
 
-def optimise(study: Any, out: str | Path | None = None, workers: int | None = None, resume: bool = False,
+def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None = None, workers: int | None = None, resume: bool = False,
              dask: str | None = None, quiet: bool = False) -> Run:
     """Run (or with `resume`, continue) a study given as a file, a dict or a `Study`; returns
     its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`."""
@@ -94,7 +97,7 @@ def optimise(study: Any, out: str | Path | None = None, workers: int | None = No
 optimize = optimise
 
 
-def _resolved_study(study: Any) -> Any:
+def _resolved_study(study: Study | dict[str, Any]) -> Study:
     """A dict or a `Study` validated and resolved as a study file in the working directory is."""
     from paretosched.search.study import Study, resolve_study
 

@@ -7,7 +7,9 @@ from `analysis.front`, and exported configs from `analysis.export`, so a `Run` a
 with `paretosched analyse` and `paretosched export`.
 
 `.evaluations` has one row per logged evaluation (search, baseline and recheck rows alike,
-in eval id order), so `len(run.evaluations)` is the number of lines in evaluations.jsonl.
+in eval id order), so `len(run.evaluations)` is the number of lines in evaluations.jsonl. A
+genome the search resampled on more seeds has several rows; only its last is `current` (the
+others are `superseded` by it), and only current rows enter the front and the picks.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import pandas as pd
 
 from paretosched.analysis.export import config_document, to_yaml
 from paretosched.analysis.front import Pick, front_of, resolve_pick, standard_picks
-from paretosched.analysis.rundata import META_COLUMNS, RunData
+# _tidy: analysis' one builder of the evaluation table (its RunData.frame keeps current rows only)
+from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
 from paretosched.analysis.rundata import load_run as _load_run_data
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
+from paretosched.search.runlog import FRONT, current_rows
 
 TABLE_FORMATS = (".csv", ".parquet")
 
@@ -84,47 +88,53 @@ class Run:
     # tables -----------------------------------------------------------------------------
     @cached_property
     def evaluations(self) -> pd.DataFrame:
-        """One row per logged evaluation: meta, genes, objectives, other metrics, seeds, error."""
-        frame = self.data.frame.reset_index(drop=True)
+        """One row per logged evaluation: meta, genes, objectives, other metrics, then `seeds`,
+        `current` (False: superseded by a resampled row), `supersedes` and `error`."""
+        rows = [self.data.rows[i] for i in sorted(self.data.rows)]
+        frame = _tidy(rows, self.data.genes, self.objectives).reset_index(drop=True)
         first = [*META_COLUMNS, *self.genes, *self.objectives]
-        rest = [c for c in frame.columns if c not in first]
-        frame = frame[[*first, *rest]].copy()
-        rows = [self.data.rows[int(i)] for i in frame["eval_id"]]
+        frame = frame[[*first, *(c for c in frame.columns if c not in first)]].copy()
+        current = {r["eval_id"] for r in current_rows(rows)}
         frame["seeds"] = [list(r.get("seeds") or []) for r in rows]
+        frame["current"] = [r["eval_id"] in current for r in rows]
+        frame["supersedes"] = pd.array([r.get("supersedes") for r in rows], dtype="Int64")
         frame["error"] = [r.get("error") for r in rows]
         frame["recheck_of"] = frame["recheck_of"].astype("Int64")
         return frame
 
     @cached_property
     def per_seed(self) -> pd.DataFrame:
-        """One row per evaluation x seed: eval_id, kind, generation, name, seed, status, cached,
-        wall_s, error, then every metric the twin reported for that seed."""
+        """One row per evaluation x seed: eval_id, kind, generation, name, current, seed, status,
+        cached, wall_s, error, then every metric the twin reported for that seed."""
         records: list[dict[str, Any]] = []
+        current = set(self.evaluations["eval_id"][self.evaluations["current"]])
         for eval_id in sorted(self.data.rows):
             row = self.data.rows[eval_id]
             for s in row.get("per_seed") or []:
                 rec = {"eval_id": eval_id, "kind": row.get("kind"), "generation": row.get("generation"),
-                       "name": row.get("name"), "seed": s.get("seed"), "status": s.get("status"),
+                       "name": row.get("name"), "current": eval_id in current, "seed": s.get("seed"),
+                       "status": s.get("status"),
                        "cached": s.get("cached"), "wall_s": s.get("wall_s"), "error": s.get("error")}
                 rec.update(s.get("metrics") or {})
                 records.append(rec)
         if not records:  # a run that has logged nothing yet: the columns all the same
-            return pd.DataFrame(columns=["eval_id", "kind", "generation", "name", "seed", "status", "cached",
-                                         "wall_s", "error"])
+            return pd.DataFrame(columns=["eval_id", "kind", "generation", "name", "current", "seed", "status",
+                                         "cached", "wall_s", "error"])
         return pd.DataFrame.from_records(records)
 
     @cached_property
     def front(self) -> pd.DataFrame:
-        """The Pareto front with front.csv's columns and order (analysis.front's rule)."""
-        front = front_of(self.data)
-        cols = ["eval_id", "generation", *self.genes, *self.objectives]
-        out = front[cols].reset_index(drop=True)
-        rechecks = [self.data.rechecks.get(int(i)) for i in out["eval_id"]]
-        for o in self.objectives:
-            out[f"recheck_{o}"] = [float((r.get("objectives") or {}).get(o, float("nan"))) if r else float("nan")
-                                   for r in rechecks]
-        out["recheck_eval_id"] = pd.array([r["eval_id"] if r else None for r in rechecks], dtype="Int64")
-        return out
+        """front.csv, the search's front with its re-check columns (docs/rundir.md); floats bit
+        for bit. `analysis.front.front_of` ranks the same points (a test holds them equal)."""
+        path = self.path / FRONT
+        if not path.is_file():
+            raise UserError(f"{self.path}: no {FRONT} yet (no generation has finished)")
+        # the python engine parses floats with float(), exact on every pandas version
+        front = pd.read_csv(path, engine="python", keep_default_na=False, na_values=[""])
+        for col in ("eval_id", "generation", "n_seeds", "recheck_eval_id"):
+            if col in front:
+                front[col] = front[col].astype("Int64")
+        return front
 
     @cached_property
     def baselines(self) -> pd.DataFrame:

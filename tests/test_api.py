@@ -89,20 +89,33 @@ def test_evaluations_one_row_per_logged_evaluation(run: ps.Run) -> None:
             assert e[gene] == value or (value is None and pd.isna(e[gene]))
         for o in run.objectives:
             assert e[o] == r["objectives"][o]  # bit for bit: read from the JSON log, no arithmetic
+    # resampling (on by default) logs a genome again on more seeds: the earlier row is superseded
+    later = ev[ev["supersedes"].notna()]
+    assert len(later) > 0 and later["current"].any()
+    assert not ev.set_index("eval_id").loc[later["supersedes"].astype(int).tolist(), "current"].any()
+    assert ev["current"].sum() == len(ev) - ev["supersedes"].notna().sum()
     assert list(ev.columns[:6]) == ["eval_id", "kind", "generation", "name", "status", "recheck_of"]
     assert list(ev.columns[6:11]) == [*STUDY["search"], "energy_kwh", "mean_bsld"]
 
 
-def test_front_equals_front_csv(run: ps.Run) -> None:
+def test_front_equals_front_csv_and_the_analysis_front(run: ps.Run) -> None:
+    from paretosched.analysis.front import front_of
+
     with open(run.path / "front.csv", newline="") as fh:
         csv_rows = list(csv.DictReader(fh))
     front = run.front
     assert list(front.columns) == list(csv_rows[0])
     assert front["eval_id"].tolist() == [int(r["eval_id"]) for r in csv_rows]
     for col in ["generation", *run.objectives, *(f"recheck_{o}" for o in run.objectives)]:
-        assert front[col].tolist() == [float(r[col]) for r in csv_rows], col
+        assert front[col].tolist() == [float(r[col]) for r in csv_rows], col  # bit for bit
     assert front["recheck_eval_id"].tolist() == [int(r["recheck_eval_id"]) for r in csv_rows]
     assert front["scheduler.job_policy"].tolist() == [r["scheduler.job_policy"] for r in csv_rows]
+    # the picks rank analysis' front: the same points, in the same order
+    assert front_of(run.data)["eval_id"].tolist() == front["eval_id"].tolist()
+    ev = run.evaluations.set_index("eval_id")
+    assert ev.loc[front["eval_id"].tolist(), "current"].all()
+    for o in run.objectives:
+        assert ev.loc[front["eval_id"].tolist(), o].tolist() == front[o].tolist()
 
 
 def test_per_seed_means_are_the_logged_objectives(run: ps.Run) -> None:
@@ -125,8 +138,11 @@ def test_baselines_recheck_and_picks(run: ps.Run) -> None:
     assert bool(b["dominated"].iloc[0]) == summary["baselines"]["fcfs"]["dominated"]
     rc = run.recheck
     assert rc.seeds == summary["recheck"]["seeds"] and len(rc.seeds) == 1
-    assert rc.table["eval_id"].tolist() == run.front["eval_id"].tolist()
-    assert rc.table["recheck_energy_kwh"].tolist() == run.front["recheck_energy_kwh"].tolist()
+    assert rc.dominated_baselines == summary["recheck"]["dominated_baselines"]
+    searched = rc.table[rc.table["kind"] == "search"]
+    assert searched["eval_id"].tolist() == run.front["eval_id"].tolist()
+    assert searched["recheck_energy_kwh"].tolist() == run.front["recheck_energy_kwh"].tolist()
+    assert rc.table.loc[rc.table["kind"] == "baseline", "name"].tolist() == ["fcfs"]
     picks = run.picks
     assert picks.index.tolist() == ["min:energy_kwh", "min:mean_bsld", "balanced", "knee"]
     assert set(picks["eval_id"]) <= set(run.front["eval_id"])
