@@ -1,10 +1,10 @@
 """`Run`: a run directory (docs/rundir.md) as pandas tables, typed picks and exportable configs.
 
 The model is Optuna's `Study.trials_dataframe()`: one call hands every evaluation to pandas.
-Nothing here reads the run directory or decides what the front is by itself: the log, the
-study and the summary are read by `analysis.rundata.load_run`, the front and the picks come
-from `analysis.front`, and exported configs from `analysis.export`, so a `Run` always agrees
-with `paretosched analyse` and `paretosched export`.
+Nothing here decides what the front is or parses the log by itself: the log, the study and
+the summary are read by `analysis.rundata.load_run`, `.front` is the search's own front.csv,
+the picks come from `analysis.front` (which ranks the same points) and exported configs from
+`analysis.export`, so a `Run` always agrees with `paretosched analyse` and `export`.
 
 `.evaluations` has one row per logged evaluation (search, baseline and recheck rows alike,
 in eval id order), so `len(run.evaluations)` is the number of lines in evaluations.jsonl. A
