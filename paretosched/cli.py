@@ -103,6 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
     ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
                     help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
+
+    runs = sub.add_parser("runs", help="read run directories (tables for pandas, R, spreadsheets)")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
+    table = runs_sub.add_parser("table", help="one row per logged evaluation: genes, objectives, metrics, seeds",
+                                description="example: paretosched runs table runs/quickstart -o evals.parquet")
+    table.add_argument("run", help="run directory")
+    table.add_argument("-o", "--output", required=True, help="table file: .csv or .parquet (the parquet extra)")
+    table.add_argument("--per-seed", action="store_true", help="one row per evaluation and seed instead")
+    table.add_argument("--force", action="store_true", help="overwrite an existing output file")
     return ap
 
 
@@ -194,6 +203,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         path = export_pick(args.run, args.pick, args.output, fmt=args.format)
         print(f"config: {path}")
         return 0
+    if cmd == "runs":
+        from paretosched.commands.runs import run_runs
+
+        return run_runs(args)
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
 
 

@@ -66,6 +66,16 @@ def run_one(fn: str | EvalFn, cfg: dict[str, Any], seed: int) -> tuple[str, dict
         return "failed", None, text, time.perf_counter() - t0
 
 
+def require_backend(backend: str) -> None:
+    """A one-line error when `backend` needs an extra that is not installed (dask: the `dask` extra)."""
+    if backend == "dask":
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise UserError("the dask backend needs dask.distributed: pip install 'paretosched[dask]' "
+                            "(or evaluate here with --local)") from None
+
+
 class Engine:
     """Evaluates batches of (config, seed) tasks; use as a context manager."""
 

@@ -18,7 +18,7 @@ import numpy as np
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
 from paretosched.search.cache import Cache, twin_version
-from paretosched.search.evaluate import Engine
+from paretosched.search.evaluate import Engine, require_backend
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
@@ -63,6 +63,7 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
             raise UserError(f"{study_path}: base: {exc}") from None
         notes += [window] if window else []
 
+    require_backend(par.backend)  # before the run directory exists: no stray one left behind
     make_run_dir(run_dir)
     cache = Cache(_cache_dir(study, run_dir) if study.cache else None)
     with RunLock(run_dir):

@@ -446,17 +446,27 @@ class Twin:
             self.request_decision()
 
     def run(self) -> None:
-        """Simulate until the last job completes (the clock stops there, whatever timers remain)."""
-        if self.off_after is not None:
-            for node in self.nodes:
-                self._arm_idle(node)
-        self.env.process(self._arrivals())
+        """Simulate until the last job completes (the clock stops there, whatever timers remain).
+
+        It is `begin`, the clock, `end`: paretosched.gym calls those two and steps the clock itself."""
+        self.begin()
         if self.jobs:
             try:
                 self.env.run(until=self._finished)
             except RuntimeError as exc:
                 if "until" not in str(exc):
                     raise
+        self.end()
+
+    def begin(self) -> None:
+        """Arm the idle timers and the arrivals."""
+        if self.off_after is not None:
+            for node in self.nodes:
+                self._arm_idle(node)
+        self.env.process(self._arrivals())
+
+    def end(self) -> None:
+        """Integrate energy up to now; a job left in the queue or running is an error."""
         self._accumulate()
         if self.queue or self.running or len(self.done) != len(self.jobs):
             stuck = self.queue[0] if self.queue else next(iter(self.running), None)
