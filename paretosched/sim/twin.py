@@ -63,6 +63,9 @@ class Twin:
         self.boot_energy = 0.0
         self.boots = 0
         self.reservations: dict[int, float] = {}
+        # dirty-sets of whoever keeps running jobs ordered by their estimated end (backfilling):
+        # a job is marked when it begins, when a group of it is re-timed, and when it ends
+        self.job_watchers: list[dict[Any, None]] = []
         self.decide: Callable[[Twin], None] = lambda twin: None
         self._decision_pending = False
         self.decisions = 0
@@ -161,6 +164,8 @@ class Twin:
                     g.end = now + g.rem / speed
             g.t_last = now
             g.speed = speed
+            for w in self.job_watchers:
+                w[g.job] = None
             # a job ends with its last group: rescan its groups only when the one that ended it
             # finishes earlier now (a spread job has a group on every processor it touches, and
             # rescanning all of them at every change of every one was most of such runs' cost)
@@ -278,6 +283,8 @@ class Twin:
         job.end = end
         job.version += 1
         self.running[job] = None
+        for w in self.job_watchers:
+            w[job] = None
         self._schedule_end(job)
 
     def _on_end(self, job: Any, version: int) -> None:
@@ -287,6 +294,8 @@ class Twin:
         now = self.env.now
         job.end = now
         del self.running[job]
+        for w in self.job_watchers:
+            w[job] = None
         record = self.record
         tl = self.timeline
         touched = []
