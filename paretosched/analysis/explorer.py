@@ -21,6 +21,7 @@ from typing import Any
 from plotly.offline import get_plotlyjs
 
 from paretosched.analysis.drivers import cluster
+from paretosched.analysis.escape import plotly_text
 from paretosched.analysis.export import config_document, to_yaml
 from paretosched.analysis.front import front_of, min_form, scaled
 from paretosched.analysis.rundata import RunData, load_run
@@ -57,7 +58,7 @@ def explorer_data(run: RunData) -> dict[str, Any]:
         row = run.rows[eid]
         vals = {**(row.get("metrics") or {}), **(row.get("objectives") or {})}
         points.append({
-            "id": eid, "kind": row["kind"], "name": row.get("name"), "gen": int(row.get("generation", -1)),
+            "id": eid, "kind": row["kind"], "name": row.get("name"), "label": plotly_text(row.get("name")), "gen": int(row.get("generation", -1)),
             "front": eid in labels, "cluster": labels.get(eid),
             "m": {k: _num(vals.get(k)) for k in metrics}, "genome": row.get("genome") or {},
             "hover": _hover(run, row, metrics), "yaml": to_yaml(config_document(run, eid, "explorer")),
@@ -179,7 +180,7 @@ function traces() {
   };
   const base = {
     type: "scatter", mode: "markers+text", name: "baselines", x: col(BASE, xm), y: col(BASE, ym),
-    customdata: BASE, text: BASE.map((i) => PTS[i].name), textposition: "top center",
+    customdata: BASE, text: BASE.map((i) => PTS[i].label), textposition: "top center",
     hovertext: BASE.map((i) => PTS[i].hover), hoverinfo: "text",
     marker: { symbol: "diamond", size: 13, color: "black" },
   };

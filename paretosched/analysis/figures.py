@@ -13,6 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from paretosched.analysis.escape import plotly_text as _t
 from paretosched.analysis.rundata import GeneInfo
 
 _NOISE_COLOUR = "#9e9e9e"
@@ -36,7 +37,7 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
                              line=dict(color="crimson", shape="hv"), marker=dict(color="crimson", size=8)))
     if not baselines.empty:
         fig.add_trace(go.Scatter(x=baselines[x], y=baselines[y], mode="markers+text", name="baselines",
-                                 text=baselines["name"], textposition="top center",
+                                 text=[_t(n) for n in baselines["name"]], textposition="top center",
                                  marker=dict(symbol="diamond", size=11, color="black")))
     fig.update_layout(title="Progress towards the Pareto front", xaxis_title=x, yaxis_title=y)
     return fig
@@ -63,7 +64,7 @@ def lasso_bars(lasso: pd.DataFrame, objective: str) -> go.Figure:
     for c in sorted(sub["cluster"].unique().tolist()):
         part = sub[sub["cluster"] == c]
         r2 = part["r2"].iloc[0]
-        fig.add_trace(go.Bar(x=part["feature"], y=part["coef"], name=f"{_cluster_name(int(c))} (R² {r2:.2f})"))
+        fig.add_trace(go.Bar(x=[_t(f) for f in part["feature"]], y=part["coef"], name=f"{_cluster_name(int(c))} (R² {r2:.2f})"))
     fig.update_layout(title=f"Lasso coefficients for {objective}", barmode="group",
                       xaxis_title="gene (scaled 1-100)", yaxis_title=f"{objective} per scaled gene unit")
     return fig
@@ -74,9 +75,9 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
     numeric = [g for g in genes.values() if g.numeric]
     if not numeric or population.empty:
         return None
-    fig = make_subplots(rows=1, cols=len(numeric), subplot_titles=[g.path for g in numeric])
+    fig = make_subplots(rows=1, cols=len(numeric), subplot_titles=[_t(g.path) for g in numeric])
     for i, g in enumerate(numeric, start=1):
-        fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=g.path,
+        fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=_t(g.path),
                                 box_visible=True, points="all", showlegend=False), row=1, col=i)
         if g.log:
             fig.update_yaxes(type="log", row=1, col=i)
@@ -91,8 +92,8 @@ def categorical_shares(points: pd.DataFrame, labels: np.ndarray, gene: GeneInfo)
                         pd.Series(values, name="value"), normalize="index")
     fig = go.Figure()
     for val in table.columns:
-        fig.add_trace(go.Bar(x=table.index, y=table[val], name=f"{gene.path} = {val}"))
-    fig.update_layout(title=f"{gene.path} per cluster", barmode="stack", yaxis_title="share of points (0-1)",
+        fig.add_trace(go.Bar(x=table.index, y=table[val], name=_t(f"{gene.path} = {val}")))
+    fig.update_layout(title=_t(f"{gene.path} per cluster"), barmode="stack", yaxis_title="share of points (0-1)",
                       xaxis_title="cluster")
     return fig
 
