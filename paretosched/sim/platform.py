@@ -137,6 +137,8 @@ class PlatformSpec(Strict):
                     for n, nt in self.node_types.items()}
         nodes = sum(c for cl in self.clusters for c in cl.nodes.values())
         cores = sum(c * per_node[n] for cl in self.clusters for n, c in cl.nodes.items())
+        if cores == 0:
+            raise ValueError("clusters: the platform has no cores (every node count is 0)")
         if nodes > MAX_NODES:
             raise ValueError(f"clusters: {nodes} nodes; the twin simulates at most {MAX_NODES}")
         if cores > MAX_CORES:
