@@ -21,23 +21,31 @@ RESOURCE_POLICIES: tuple[str, ...] = ResourcePolicy.__args__  # type: ignore[att
 
 BUILTIN_PREFIX = "builtin:"
 
+# Upper bounds of physical quantities (docs/reliability.md): far beyond any real machine or job,
+# low enough that sums of energy and time stay finite (1e308 s x 100 W is inf, then NaN).
+MAX_SECONDS = 1e10      # ~300 years
+MAX_JOULES = 1e15
+MAX_WATTS = 1e9
+MAX_CORES = 1_000_000
+
 
 class Strict(BaseModel):
     """Base for config sections: unknown keys are errors, values are validated on assignment."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+    # allow_inf_nan=False: `.inf` power or `.nan` seconds would turn every metric into NaN
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
 
 
 class InlineJob(Strict):
     """A job written out in the config (synthetic scenarios, tests)."""
 
     id: int | None = None
-    submit_s: float = Field(0.0, ge=0)
-    cores: int = Field(1, ge=1)
-    run_s: float = Field(..., ge=0, description="actual run time on a core of the reference speed")
-    req_s: float | None = Field(None, gt=0, description="user estimate; defaults to run_s")
-    mem_mb: float = Field(0.0, ge=0, description="memory per core, MB")
-    bw_gbs: float | None = Field(None, ge=0, description="memory bandwidth per core, GB/s")
+    submit_s: float = Field(0.0, ge=0, le=MAX_SECONDS)
+    cores: int = Field(1, ge=1, le=MAX_CORES)
+    run_s: float = Field(..., ge=0, le=MAX_SECONDS, description="actual run time on a core of the reference speed")
+    req_s: float | None = Field(None, gt=0, le=MAX_SECONDS, description="user estimate; defaults to run_s")
+    mem_mb: float = Field(0.0, ge=0, le=1e12, description="memory per core, MB")
+    bw_gbs: float | None = Field(None, ge=0, le=1e6, description="memory bandwidth per core, GB/s")
 
 
 class WorkloadSpec(Strict):
@@ -74,11 +82,11 @@ class Levers(Strict):
     """Energy levers shared by every scheduler kind; all off by default (thesis model)."""
 
     bw_cap: float | None = Field(None, gt=0, description="skip processors whose bandwidth would exceed cap x capacity")
-    power_off_idle_s: float | None = Field(None, ge=0, description="switch a node off after this idle time")
-    min_nodes_on: int = Field(0, ge=0, description="nodes never switched off")
-    boot_s: float | None = Field(None, ge=0, description="override the platform's boot time")
-    boot_j: float | None = Field(None, ge=0, description="override the platform's boot energy")
-    off_w: float | None = Field(None, ge=0, description="override the platform's power of an off node")
+    power_off_idle_s: float | None = Field(None, ge=0, le=MAX_SECONDS, description="switch a node off after this idle time")
+    min_nodes_on: int = Field(0, ge=0, le=MAX_CORES, description="nodes never switched off")
+    boot_s: float | None = Field(None, ge=0, le=MAX_SECONDS, description="override the platform's boot time")
+    boot_j: float | None = Field(None, ge=0, le=MAX_JOULES, description="override the platform's boot energy")
+    off_w: float | None = Field(None, ge=0, le=MAX_WATTS, description="override the platform's power of an off node")
     freq: float = Field(1.0, gt=0, le=1, description="global DVFS frequency factor")
     freq_by_type: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)
 

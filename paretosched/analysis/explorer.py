@@ -25,6 +25,7 @@ from typing import Any
 from plotly.offline import get_plotlyjs
 
 from paretosched.analysis.drivers import cluster
+from paretosched.analysis.escape import plotly_text
 from paretosched.analysis.export import config_document, to_yaml
 from paretosched.analysis.figures import wants_log
 from paretosched.analysis.front import front_of, min_form, pick_balanced, pick_knee, scaled
@@ -41,7 +42,7 @@ def _num(v: Any) -> float | None:
 
 
 def _hover(run: RunData, row: dict[str, Any], metrics: list[str]) -> str:
-    esc = html.escape  # plotly renders a few tags in hover text; entities show as plain text
+    esc = plotly_text  # plotly renders a few tags in hover text; entities show as plain text
     head = f"<b>{esc(row['name'])}</b> (baseline)" if row.get("kind") == "baseline" else \
         f"<b>eval {row['eval_id']}</b> (generation {row.get('generation')})"
     lines = [head]
@@ -80,7 +81,7 @@ def explorer_data(run: RunData) -> dict[str, Any]:
         points.append({
             "id": eid, "kind": row["kind"], "name": name, "gen": int(row.get("generation", -1)),
             # plotly reads tags and entities in trace names and texts: the escaped name shows literally
-            "label": html.escape(str(name)) if name is not None else None,
+            "label": plotly_text(name) if name is not None else None,
             "front": eid in labels, "cluster": labels.get(eid),
             "m": {k: _num(vals.get(k)) for k in metrics}, "genome": row.get("genome") or {},
             "rc": _checked(checked, metrics) if (eid in labels or row["kind"] == "baseline") else None,

@@ -17,6 +17,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from paretosched.analysis.escape import plotly_text as _t
 from paretosched.analysis.front import Pick
 from paretosched.analysis.recheck import Checked, Recheck
 from paretosched.analysis.rundata import GeneInfo
@@ -74,7 +75,7 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
              recheck: Recheck | None = None, picks: Iterable[Pick] = ()) -> go.Figure:
     """Fig. 3: every evaluation by generation, the front, its re-check (bars: per-seed range), the
     balanced and knee picks, each baseline as a legend entry (names escaped: plotly reads tags)."""
-    esc = html.escape
+    esc = _t
     fig = go.Figure()
     fig.add_trace(go.Scattergl(
         x=points[x], y=points[y], mode="markers", name="evaluations",
@@ -169,7 +170,7 @@ def lasso_bars(lasso: pd.DataFrame, objective: str) -> go.Figure:
     for c in sorted(sub["cluster"].unique().tolist()):
         part = sub[sub["cluster"] == c]
         r2, n = part["r2_cv"].iloc[0], int(part["n"].iloc[0])
-        fig.add_trace(go.Bar(x=part["feature"], y=part["coef"],
+        fig.add_trace(go.Bar(x=[_t(f) for f in part["feature"]], y=part["coef"],
                              name=f"{_cluster_name(int(c))} (n {n}, out-of-sample R² {r2:.2f})"))
     unit = metric_title(objective)
     fig.update_layout(title=f"Lasso coefficients for {objective}", barmode="group", showlegend=True,
@@ -184,9 +185,9 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
     numeric = [g for g in genes.values() if g.numeric]
     if not numeric or population.empty:
         return None
-    fig = make_subplots(rows=1, cols=len(numeric), subplot_titles=[g.path for g in numeric])
+    fig = make_subplots(rows=1, cols=len(numeric), subplot_titles=[_t(g.path) for g in numeric])
     for i, g in enumerate(numeric, start=1):
-        fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=g.path,
+        fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=_t(g.path),
                                 box_visible=True, points="all", showlegend=False), row=1, col=i)
         if g.log:
             fig.update_yaxes(type="log", row=1, col=i)
@@ -201,8 +202,8 @@ def categorical_shares(points: pd.DataFrame, labels: np.ndarray, gene: GeneInfo)
                         pd.Series(values, name="value"), normalize="index")
     fig = go.Figure()
     for val in table.columns:
-        fig.add_trace(go.Bar(x=table.index, y=table[val], name=f"{gene.path} = {val}"))
-    fig.update_layout(title=f"{gene.path} per cluster", barmode="stack", yaxis_title="share of points (0-1)",
+        fig.add_trace(go.Bar(x=table.index, y=table[val], name=_t(f"{gene.path} = {val}")))
+    fig.update_layout(title=_t(f"{gene.path} per cluster"), barmode="stack", yaxis_title="share of points (0-1)",
                       xaxis_title="cluster")
     return fig
 

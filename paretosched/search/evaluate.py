@@ -19,10 +19,10 @@ from typing import Any, Callable, Iterator
 
 from paretosched.errors import UserError
 from paretosched.search.cache import Cache, cache_key, input_digest
+from paretosched.search.guards import TWIN_EVALUATOR, evaluator_id, require_evaluator
 from paretosched.search.space import canonical
 
 EvalFn = Callable[[dict[str, Any], int], dict[str, float]]
-TWIN_EVALUATOR = "paretosched.search.twin:evaluate"
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,9 @@ class Engine:
     def __init__(self, fn: str | EvalFn | None = None, workers: int = 1, backend: str = "local",
                  address: str | None = None, cache: Cache | None = None) -> None:
         self.fn: str | EvalFn = fn if fn is not None else TWIN_EVALUATOR
+        if isinstance(self.fn, str):  # a reference from a file; a callable was chosen by code
+            require_evaluator(self.fn, "study")
+        self._evaluator = evaluator_id(self.fn)
         self.workers = max(1, int(workers))
         self.backend = backend
         self.address = address
@@ -126,7 +129,7 @@ class Engine:
             io = canonical([cfg.get("platform"), cfg.get("workload")])
             if io not in digests:
                 digests[io] = input_digest(cfg)
-            keys.append(cache_key(cfg, seed, digests[io]))
+            keys.append(cache_key(cfg, seed, digests[io], self._evaluator))
 
         results: dict[str, SeedResult] = {}
         todo: dict[str, tuple[dict[str, Any], int]] = {}  # unique misses, in first-seen order

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -9,8 +10,15 @@ from typing import Any
 from paretosched.config import BUILTIN_PREFIX
 
 
+# a bundled file's name: no separator, no leading dot, so `builtin:../../etc/passwd` cannot
+# leave the data folder
+_BUNDLED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
 def bundled(kind: str, name: str) -> Path | None:
-    """A file shipped in `paretosched/data/<kind>/`, or None."""
+    """A file shipped in `paretosched/data/<kind>/`, or None (also for a name that is a path)."""
+    if not _BUNDLED_NAME.fullmatch(name):
+        return None
     res = resources.files("paretosched.data").joinpath(kind, name)
     return Path(str(res)) if res.is_file() else None
 
