@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from paretosched.analysis import figures
+from paretosched.analysis.escape import plotly_text
 from paretosched.analysis.explorer import explorer_data
 from paretosched.analysis.figures import wants_log
 from paretosched.analysis.front import front_of, near_front, standard_picks
@@ -95,7 +96,7 @@ def test_explorer_data_carries_rechecks_picks_units_and_log_defaults(tmp_path: P
     assert by_id[0]["rc"]["dominated_by"] == ["fcfs"]
     assert by_id[3]["rc"] is None  # off the front: no re-check
     evil = next(p for p in data["points"] if p["name"] == EVIL)
-    assert evil["label"] == html.escape(EVIL) and evil["rc"]["m"]["energy_kwh"] == 6.0
+    assert evil["label"] == plotly_text(EVIL) and evil["rc"]["m"]["energy_kwh"] == 6.0
     assert {p["name"] for p in data["picks"]} == {"balanced", "knee"}
     assert data["titles"]["energy_kwh"] == "energy (kWh)" and data["titles"]["mean_bsld"] == "mean bounded slowdown (-)"
     assert data["log"] == {m: False for m in data["metrics"]}  # nothing spans 30x here
@@ -139,7 +140,7 @@ def test_report_progress_figure_has_rechecks_flags_picks_and_literal_baseline_na
     assert list(rc.x) == [3.5, 2.1, 4.4] and list(rc.error_y.array) == pytest.approx([0.6, 0.35, 0.11])
     assert list(by_name["re-check dominated by a baseline"].x) == [3.5]
     assert "balanced and knee pick (eval 1)" in by_name
-    label = html.escape(EVIL)
+    label = plotly_text(EVIL)
     assert f"baseline {label}" in by_name and f"baseline {label}, re-check" in by_name
     assert not any(EVIL in str(t.name) + str(t.text) for t in fig.data)
     assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("energy (kWh)", "mean bounded slowdown (-)")
