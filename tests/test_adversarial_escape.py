@@ -48,7 +48,7 @@ def test_explorer_labels_baselines_with_escaped_names(tmp_path):
     rc, out, err = run_cli(["explore", str(tmp_path / "run"), "--out", str(tmp_path / "x.html")])
     assert rc == 0, err
     page = (tmp_path / "x.html").read_text()
-    assert "text: BASE.map((i) => PTS[i].label)" in page  # the chart shows the escaped label
+    assert 'name: "baseline " + PTS[i].label' in page  # the legend shows the escaped label
     blob = re.search(r'id="explorer-data">(.*?)</script>', page, re.S)
     assert blob is not None
     pts = json.loads(blob.group(1))["points"]
