@@ -54,6 +54,7 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
     if local:
         par = par.model_copy(update={"backend": "local", "address": None})
     study = study.model_copy(update={"parallel": par})
+    require_backend(par.backend)  # before the run directory exists: no stray one left behind
     notes = [note] if note else []
     announce(f"{study.name}: {check_cost(study, study_path)}")
     if study.evaluator is None:  # the twin: parse its inputs once, here, so bad ones fail fast
@@ -65,7 +66,6 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
             raise UserError(f"{study_path}: base: {exc}") from None
         notes += [window] if window else []
 
-    require_backend(par.backend)  # before the run directory exists: no stray one left behind
     check_cache_dir(_cache_dir(study, run_dir) if study.cache else None, study_path)
     make_run_dir(run_dir)
     cache = Cache(_cache_dir(study, run_dir) if study.cache else None)
