@@ -262,7 +262,7 @@ class SearchRun:
         return sorted(i for i, r in self.ledger.rows.items() if r["kind"] == "search" and i not in self.ledger.successor)
 
     def _front_ids(self) -> list[int]:
-        ok = [i for i in self._search_ids() if self.ledger.ok(i)]
+        ok = self.resampler.admitted([i for i in self._search_ids() if self.ledger.ok(i)])
         if not ok:
             return []
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ok])
