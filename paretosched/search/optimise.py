@@ -116,7 +116,11 @@ class SearchRun:
         self.state: dict[str, Any] = state
         self.algo = state["algorithm"]
         self.ledger = Ledger(run_dir, self.names, state["next_eval_id"])
-        self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study), study.resampling)
+        # a run checkpointed before resampling existed continues without it, as it started
+        legacy = "n_resampled" not in state
+        state.setdefault("n_resampled", 0)
+        self.resampler = Resampler(self.ledger, self.signs, self.seeds, [] if legacy else extra_seeds(study),
+                                   study.resampling)
         b = study.budget
         total = b.evaluations
         if total is None and b.generations is not None:
@@ -136,7 +140,7 @@ class SearchRun:
                 "next_eval_id": 0,
                 "baselines_done": False, "ref": ref, "ref_source": "study" if ref is not None else None,
                 "generations": [], "elapsed_s": 0.0, "population": [], "baseline_ids": {},
-                "stop_reason": None, "done": False}
+                "stop_reason": None, "done": False, "n_resampled": 0}
 
     # ----------------------------------------------------------------------------------------
     def execute(self) -> None:
@@ -175,10 +179,7 @@ class SearchRun:
 
     def _spent(self) -> float:
         """Evaluations spent: genomes told, plus resampling's seeds (one evaluation = `seeds` seeds)."""
-        return self.state["n_told"] + self.state.get("n_resampled", 0) / len(self.seeds)
-
-    def _spent_after(self, n_new: int) -> float:
-        return self._spent() + n_new  # before n_told counts this generation's genomes
+        return self.state["n_told"] + self.state["n_resampled"] / len(self.seeds)
 
     def _checkpoint(self) -> None:
         self.state["next_eval_id"] = self.ledger.next_id
@@ -219,8 +220,12 @@ class SearchRun:
             self.progress.stage("generation 0")
         self.ledger.submit(specs, self.engine, gen, on_done=self.progress.advance)
         # resampled before survival, so NSGA-II ranks parents and offspring on their new means
-        limit = None if b.evaluations is None else int((b.evaluations - self._spent_after(len(pop))) * len(self.seeds))
-        self.state["n_resampled"] = self.state.get("n_resampled", 0) + self.resampler.run(self.engine, gen, limit)
+        # the seeds resampling may add: what the budget leaves once this generation's genomes count
+        limit = None if b.evaluations is None else int((b.evaluations - self._spent() - len(pop)) * len(self.seeds))
+        if self.resampler.active:
+            self.progress.stage(f"generation {gen}: extra seeds near the front")
+        added = self.resampler.run(self.engine, gen, limit)
+        self.state["n_resampled"] = self.state["n_resampled"] + added
         ids = [self.ledger.current(self.ledger.by_key[s.key()]) for s in specs]
         if self.resampler.active and gen > 0:
             refresh_objectives(self.algo.pop, self._population_ids(), self.ledger, self.signs)
@@ -233,7 +238,7 @@ class SearchRun:
         if self.state["ref"] is None:
             self._fix_reference(ids)
         self.state["population"] = self._population_ids()
-        record = self._record(gen, ids)
+        record = self._record(gen, ids) | {"resampled": added}
         self.state["generations"].append(record)
         self._write_outputs(final=False)
         self._checkpoint()
@@ -261,7 +266,7 @@ class SearchRun:
         return sorted(i for i, r in self.ledger.rows.items() if r["kind"] == "search" and i not in self.ledger.successor)
 
     def _front_ids(self) -> list[int]:
-        ok = [i for i in self._search_ids() if self.ledger.ok(i)]
+        ok = self.resampler.admitted([i for i in self._search_ids() if self.ledger.ok(i)])
         if not ok:
             return []
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ok])
@@ -378,7 +383,7 @@ class SearchRun:
             "n_simulations": sum(1 for s in per_seed if not s["cached"]),
             "n_cache_hits": sum(1 for s in per_seed if s["cached"]),
             "front": front, "hv": self._hv(front), "baselines": baselines,
-            "recheck": recheck, "n_resampled": self.state.get("n_resampled", 0),
+            "recheck": recheck, "n_resampled": self.state["n_resampled"],
             "resampling": None if not self.resampler.active else self.resampler.spec.model_dump(),  # type: ignore[union-attr]
             "seeds": self.seeds, "elapsed_s": round(self._elapsed(), 3),
             "versions": {"paretosched": twin_version().split("+")[0], "twin": twin_version()},

@@ -6,7 +6,8 @@ told to NSGA-II, every successful search genome of the run (the archive the fron
 from, not only the population) whose current means lie within `tolerance` of the front gets
 `step` more seeds, up to `max_seeds` in all; then nearness is decided again on the new means,
 until no near genome can get more seeds. Survival, the front and front.csv use the mean over
-all of a genome's seeds.
+all of a genome's seeds, and only genomes with all their seeds are admitted to the front
+(`admitted`: when an evaluations budget runs out mid-resampling, the last genomes stay out).
 
 Invariants: the extra seeds are the same list, in the same order, for every genome (common
 random numbers; `study.extra_seeds`), so a genome's seeds are always a prefix of
@@ -84,6 +85,18 @@ class Resampler:
                 added += n - len(row["seeds"])
             self.ledger.submit(specs, engine, generation)
         return added
+
+    def admitted(self, ids: list[int]) -> list[int]:
+        """The genomes the front may be drawn from: with resampling, those with the most seeds
+        any reached (max_seeds unless the budget ran out first), so that a genome the budget
+        left no seeds to check is never reported on its few lucky ones. Without resampling, all.
+
+        With resampling run to the end this loses no front point: a genome not near the front
+        is dominated, through a chain, by a near one, and every near one has all its seeds."""
+        if not self.active or not ids:
+            return ids
+        most = max(len(self.ledger.rows[i]["seeds"]) for i in ids)
+        return [i for i in ids if len(self.ledger.rows[i]["seeds"]) == most]
 
     def _archive(self) -> list[int]:
         """Current rows of every successful search genome, in eval id order."""

@@ -74,21 +74,32 @@ def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.n
         b["dominated_by"] = [p["eval_id"] for p in out_front if p["objectives"] and b["objectives"]
                              and _dominates(p["objectives"], b["objectives"], names, signs)]
     median: dict[str, float | None] = {}
+    stderr: dict[str, float | None] = {}
     for o in names:
         ch = [abs(p["rel_change"][o]) for p in out_front if p["rel_change"] and p["rel_change"][o] is not None]
         median[o] = float(np.median(ch)) if ch else None
+        # the re-check mean's own sampling noise, relative: the floor under the overfit figure
+        se = [p["std"][o] / np.sqrt(len(seeds)) / abs(p["objectives"][o]) for p in out_front
+              if p["std"] and p["objectives"] and p["objectives"][o] != 0]
+        stderr[o] = float(np.median(se)) if se else None
     return {"seeds": list(seeds), "front": out_front, "baselines": base,
             "dominated_baselines": [n for n, b in base.items() if b["dominated_by"]],
-            "median_rel_change": median,
+            "median_rel_change": median, "median_rel_stderr": stderr,
             "eval_ids": {str(k): v for k, v in sorted(recheck_ids.items())}}
 
 
+def _percents(values: dict[str, float | None]) -> str:
+    return ", ".join(f"{o} {'-' if v is None else f'{100 * v:.1f}%'}" for o, v in values.items())
+
+
 def overfit_line(recheck: dict[str, Any]) -> str | None:
-    """'energy_kwh 1.2%, mean_bsld 8.3%' (the overfit figure), or None without a re-check."""
+    """'energy_kwh 1.2%, mean_bsld 8.3% (...)': the overfit figure, or None without a re-check."""
     med = recheck.get("median_rel_change") or {}
     if not med or all(v is None for v in med.values()):
         return None
-    return ", ".join(f"{o} {'-' if v is None else f'{100 * v:.1f}%'}" for o, v in med.items())
+    noise = recheck.get("median_rel_stderr") or {}
+    extra = f" (re-check's own noise, std/sqrt(n)/mean: {_percents(noise)})" if noise else ""
+    return _percents(med) + extra
 
 
 def _num(v: float | None) -> str:

@@ -35,9 +35,11 @@ def test_resolves_seeds_base_and_defaults(tmp_path: Path) -> None:
     data = study_dict(seeds=3, recheck=None, seed=7)
     study = load_study(_write(tmp_path, data))
     assert isinstance(study.seeds, list) and len(study.seeds) == 3 and len(set(study.seeds)) == 3
-    # recheck defaults to as many fresh seeds as replication seeds, never reusing one
+    # recheck defaults to max(3, number of seeds) fresh seeds, never reusing one
     assert isinstance(study.recheck, list) and len(study.recheck) == 3
     assert not set(study.recheck) & set(study.seeds)
+    assert len(load_study(_write(tmp_path, dict(data, seeds=1))).recheck) == 3
+    assert len(load_study(_write(tmp_path, dict(data, seeds=5))).recheck) == 5
     assert study.base["scheduler"]["kind"] == "classic" and study.base["model"]["interference"] == "thesis"
     assert study.objective_names == ["energy_kwh", "mean_bsld"]
     # deterministic from the study seed, different for another seed

@@ -59,6 +59,8 @@ def test_dominated_baselines_are_dominated_on_the_recheck_seeds(tmp_path: Path) 
               for p in rc["front"]]
         assert rc["median_rel_change"][o] == pytest.approx(float(np.median(ch)))
     assert rc["median_rel_change"]["energy_kwh"] == 0.0  # the analytic energy has no noise
+    se = [p["std"]["mean_bsld"] / np.sqrt(3) / p["objectives"]["mean_bsld"] for p in rc["front"]]
+    assert rc["median_rel_stderr"]["mean_bsld"] == pytest.approx(float(np.median(se)))
 
 
 def test_front_csv_carries_the_recheck_and_the_flags(tmp_path: Path) -> None:
@@ -103,7 +105,7 @@ def test_the_end_of_run_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     rc = s["recheck"]
     assert f"re-check on 3 fresh seeds {rc['seeds']}" in out
     assert f"dominated on the re-check seeds: {', '.join(rc['dominated_baselines'])} " in out
-    overfit = ", ".join(f"{o} {100 * v:.1f}%" for o, v in rc["median_rel_change"].items())
+    overfit = ", ".join(f"{o} {100 * v:.1f}%" for o, v in rc["median_rel_change"].items()) + " (re-check's"
     assert f"overfit (median |re-check - search| / search over the front): {overfit}" in out
     run = load_run(tmp_path / "run")
     balanced = pick_balanced(run, run.frame.loc[s["front"]]).eval_id
