@@ -187,6 +187,7 @@ def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>paretosched report: {esc(run.study_name)}</title>",
         "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+        "display:block;overflow-x:auto;"
         "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}.notes li{color:#8a4b00}.bad{color:#c00}"
         ".warn,.nochart{color:#8a4b00;font-weight:bold}pre.next{background:#f4f4f4;padding:6px}</style></head><body>",
         f"<h1>Study {esc(run.study_name)}</h1>",
