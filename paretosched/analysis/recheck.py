@@ -104,10 +104,12 @@ def load_recheck(run: RunData) -> Recheck:
                 if c is not None:
                     front[eid] = c
     base_ids = {r.get("name"): eid for eid, r in run.rows.items() if r.get("kind") == "baseline"}
-    baselines: dict[str, Checked] = {}
     raw = block.get("baselines")
-    for name, e in (raw.items() if isinstance(raw, dict) else []):
-        c = _checked(e, run.rechecks.get(base_ids.get(name, -1)))
+    raw = raw if isinstance(raw, dict) else {}
+    baselines: dict[str, Checked] = {}
+    # a baseline re-checked in the log but missing from the block still shows (without a verdict)
+    for name in [*raw, *(n for n in base_ids if n not in raw)]:
+        c = _checked(raw.get(name), run.rechecks.get(base_ids.get(name, -1)))
         if c is not None:
             baselines[str(name)] = c
     dom = block.get("dominated_baselines")

@@ -151,3 +151,11 @@ def test_report_axis_is_log_with_readable_ticks_when_values_span_30x() -> None:
     ax = figures.axis("mean_bsld", [2.0, 40.0, 900.0, float("nan")])
     assert ax["type"] == "log" and ax["title"] == "mean bounded slowdown (-)"
     assert ax["ticktext"][:4] == ["1", "2", "5", "10"] and ax["ticktext"][-1] == "5000"
+
+
+def test_a_baseline_rechecked_in_the_log_shows_without_a_verdict(tmp_path: Path) -> None:
+    pts = [Point((1.0, 2.0)), Point((2.0, 1.0)), Point((3.0, 3.0), kind="baseline", name="fcfs"),
+           Point((3.3, 2.7), kind="recheck", recheck_of=2)]
+    rc = load_recheck(load_run(write_run(tmp_path / "run", pts, summary_extra={"recheck": {"seeds": [5]}})))
+    assert rc.front == {} and not rc.judged
+    assert rc.baselines["fcfs"].value("mean_bsld") == pytest.approx(2.7)
