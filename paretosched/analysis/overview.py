@@ -105,7 +105,7 @@ def overview_html(run: RunData, front: pd.DataFrame, picks: list[Pick], rc: Rech
     seeds = ", ".join(str(s) for s in rc.seeds) or "none"
     head = ["eval", "pick"]
     for o in run.objectives:
-        head += [f"{esc(metric_title(o))}<br>search", f"re-check<br><small>mean (per-seed range)</small>"]
+        head += [f"{esc(metric_title(o))}<br>search", "re-check<br><small>mean (per-seed range)</small>"]
     parts = ["<h2>Summary</h2>",
              f"<p>Pareto front: {len(front)} point(s). Re-check seeds: {esc(seeds)}.</p>",
              _table([*head, "re-check dominated by a baseline"], _front_rows(run, front, picks, rc))]
