@@ -62,8 +62,12 @@ def _numbers(d: Any) -> dict[str, float]:
 def _per_seed(entries: Any) -> list[dict[str, float]]:
     out = []
     for e in entries if isinstance(entries, list) else []:
-        if isinstance(e, dict):  # {"seed", "objectives"} or {"seed", "metrics"} or a plain value map
-            out.append(_numbers(e.get("objectives") or e.get("metrics") or e))
+        if not isinstance(e, dict) or e.get("status", "ok") != "ok":
+            continue  # a failed seed has no values
+        # {"seed", "status", "objectives"} (summary.json), {"seed", "metrics"} (log), or a plain value map
+        values = e.get("objectives") if "objectives" in e else e.get("metrics") if "metrics" in e else e
+        if isinstance(values, dict):
+            out.append(_numbers(values))
     return out
 
 

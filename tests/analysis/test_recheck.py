@@ -159,3 +159,26 @@ def test_a_baseline_rechecked_in_the_log_shows_without_a_verdict(tmp_path: Path)
     rc = load_recheck(load_run(write_run(tmp_path / "run", pts, summary_extra={"recheck": {"seeds": [5]}})))
     assert rc.front == {} and not rc.judged
     assert rc.baselines["fcfs"].value("mean_bsld") == pytest.approx(2.7)
+
+
+def test_reads_the_block_the_search_layer_writes(tmp_path: Path) -> None:
+    import json
+
+    from paretosched.search.verdict import recheck_block as search_block
+
+    pts = [Point((1.0, 5.0)), Point((4.0, 1.0)), Point((3.0, 4.0), kind="baseline", name=EVIL),
+           Point((1.2, 6.0), kind="recheck", recheck_of=0), Point((4.1, 1.1), kind="recheck", recheck_of=1),
+           Point((1.1, 3.0), kind="recheck", recheck_of=2)]
+    run_dir = write_run(tmp_path / "run", pts)
+    run = load_run(run_dir)
+    block = search_block(run.rows, run.objectives, run.signs, [101, 202], [0, 1], {EVIL: 2}, {0: 3, 1: 4, 2: 5})
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (run_dir / "summary.json").write_text(json.dumps({**summary, "recheck": block}))
+    rc = load_recheck(load_run(run_dir))
+    assert rc.judged and rc.dominated_baselines == []
+    assert rc.front[0].value("energy_kwh") == pytest.approx(1.2)
+    assert rc.front[0].dominated_by == (EVIL,)  # (1.1, 3.0) dominates (1.2, 6.0)
+    assert rc.front[1].spread("mean_bsld") == pytest.approx((1.1 * 0.99, 1.1 * 1.01))
+    assert rc.baselines[EVIL].value("mean_bsld") == pytest.approx(3.0)
+    # median over the front of |re-check - search| / search: energy (0.2, 0.025), slowdown (0.2, 0.1)
+    assert rc.median_rel_change == pytest.approx({"energy_kwh": 0.1125, "mean_bsld": 0.15})
