@@ -182,3 +182,14 @@ def test_reads_the_block_the_search_layer_writes(tmp_path: Path) -> None:
     assert rc.baselines[EVIL].value("mean_bsld") == pytest.approx(3.0)
     # median over the front of |re-check - search| / search: energy (0.2, 0.025), slowdown (0.2, 0.1)
     assert rc.median_rel_change == pytest.approx({"energy_kwh": 0.1125, "mean_bsld": 0.15})
+
+
+def test_a_failed_recheck_seed_is_skipped(tmp_path: Path) -> None:
+    per_seed = [{"seed": 1, "status": "failed", "objectives": None},
+                {"seed": 2, "status": "ok", "objectives": {"energy_kwh": 2.0, "mean_bsld": 3.0}}]
+    block = {"seeds": [1, 2], "front": [{"eval_id": 0, "objectives": {"energy_kwh": 2.0, "mean_bsld": 3.0},
+                                         "per_seed": per_seed}], "baselines": {}, "dominated_baselines": []}
+    run_dir = write_run(tmp_path / "run", [Point((1.0, 2.0))], summary_extra={"recheck": block})
+    c = load_recheck(load_run(run_dir)).front[0]
+    assert c.per_seed == [{"energy_kwh": 2.0, "mean_bsld": 3.0}]
+    assert c.spread("energy_kwh") == (2.0, 2.0)
