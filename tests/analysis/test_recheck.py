@@ -73,6 +73,7 @@ def test_report_summary_table_at_the_top(tmp_path: Path) -> None:
     assert "Re-check seeds: 101, 202" in summary
     assert f"on the re-check seeds (101, 202): <b>{html.escape(EVIL)}</b>." in summary
     assert "energy_kwh 5.0%, mean_bsld 12.5%" in summary
+    assert "The front's mean_bsld moved more than 10% on fresh seeds" in summary
     assert "Pick <b>balanced</b>: eval 1" in summary
     assert f"paretosched explore {run_dir.resolve()} --open" in summary
     assert f"paretosched export {run_dir.resolve()} --pick balanced -o best.yaml" in summary
