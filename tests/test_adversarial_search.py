@@ -159,7 +159,9 @@ def test_cache_dir_that_is_a_file_is_refused_before_evaluating(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["simulate", "x.yaml", "--seed", "-1"], ["train", "x.yaml", "--seed", "-5"],
-                                  ["simulate", "x.yaml", "--seeds", "1,-2"], ["optimise"]])
+                                  ["simulate", "x.yaml", "--seeds", "1,-2"], ["optimise"],
+                                  ["analyse", "r", "--eps", "nan"], ["analyse", "r", "--eps", "inf"],
+                                  ["analyse", "r", "--min-samples", "0"], ["optimise", "s.yaml", "--workers", "100000"]])
 def test_bad_arguments_are_one_line(argv):
     rc, out, err = run_cli(argv)
     assert_user_error(rc, err, "error:", "--help")
@@ -263,6 +265,14 @@ def test_study_name_dot_is_refused_and_leaves_nothing(tmp_path, monkeypatch, nam
     rc, out, err = run_cli(["optimise", str(study)])
     assert_user_error(rc, err, "name: a study name names its run folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == [study.name]  # no runs/, no .lock
+
+
+@pytest.mark.parametrize("seeds", ["[-1]", "[x]", "[1.5]", "[true]"])
+def test_edited_provenance_seeds_are_one_line_errors(tmp_path, seeds):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"platform: homogeneous-2\nworkload: {{jobs: [{{run_s: 5}}]}}\nprovenance: {{seeds: {seeds}}}\n")
+    rc, out, err = run_cli(["simulate", str(cfg)])
+    assert_user_error(rc, err, "c.yaml: provenance.seeds.0: expected a non-negative integer seed")
 
 
 def test_json_output_is_strict(tmp_path):
