@@ -190,6 +190,20 @@ def test_unwritable_outputs_are_one_line_errors(small_run, tmp_path, argv, expec
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
 
 
+@pytest.mark.parametrize("out", ["/proc/x.csv", "AFILE/x.csv"])
+def test_runs_table_to_an_unwritable_place_is_one_line(small_run, tmp_path, out):
+    (tmp_path / "afile").write_text("x")
+    rc, _, err = run_cli(["runs", "table", str(small_run), "-o", out.replace("AFILE", str(tmp_path / "afile"))])
+    assert_user_error(rc, err, "--output: ")
+
+
+def test_a_hostlist_of_billions_of_nodes_is_refused_at_once(tmp_path):
+    (tmp_path / "s.conf").write_text("NodeName=a[1-99999999999] CPUs=8 RealMemory=1000\n")
+    rc, _, err = run_cli(["platform", "import", str(tmp_path / "s.conf"), "-o", str(tmp_path / "p.yaml")])
+    assert_user_error(rc, err, "s.conf:1:", "names more than 100000 hosts")
+    assert not (tmp_path / "p.yaml").exists()
+
+
 def test_resume_with_a_corrupt_line_in_the_middle_of_the_log(tmp_path):
     run = _run(tmp_path, budget={"generations": 3})
     log = run / "evaluations.jsonl"
