@@ -100,9 +100,11 @@ class SlurmScheduler:
         self.window = spec.bf_window_min * 60.0
         self.max_test = spec.bf_max_job_test
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
+        self.node_of = np.zeros((len(twin.procs), len(twin.nodes)))
+        self.node_of[np.arange(len(twin.procs)), self.proc_node] = 1.0
         self._bounds: dict[tuple[int, float, float, float], float] = {}  # per pass: see `decide`
         # jobs given cores on a booting node: not yet in twin.running, but their cores are taken
-        self.booting: dict[Any, tuple[dict[int, int], dict[int, float], float]] = {}
+        self.booting: dict[Any, tuple[float, dict[int, int], dict[int, float]]] = {}
 
     def decide(self, twin: Any) -> None:
         now = twin.now
@@ -151,23 +153,23 @@ class SlurmScheduler:
                 twin.start(job, list(alloc.items()))
                 if job.start < 0:  # waits for its nodes to boot
                     ready = max(p.node.ready_at for p in alloc)
-                    self.booting[job] = (cores, dict(mem), ready + d)
+                    self.booting[job] = (ready + d, cores, dict(mem))
             prof.add(t, t + d, cores, mem, -1)  # a start now, or (backfill) a reservation
 
     def _profile(self, twin: Any, now: float) -> Profile:
-        prof = Profile(now, np.array([len(p.free) for p in twin.procs]), np.array([n.mem_free for n in twin.nodes]),
-                       self.proc_node)
+        releases = []
         for job in twin.running:
             cores: dict[int, int] = defaultdict(int)
             mem: dict[int, float] = defaultdict(float)
             for g in job.groups:
                 cores[g.proc.idx] += len(g.cores)
                 mem[g.proc.node.idx] += len(g.cores) * job.mem
-            prof.add(max(estimated_end(job, now), now), math.inf, cores, mem, +1)
+            releases.append((estimated_end(job, now), cores, mem))
         for job in [j for j in self.booting if j.start >= 0]:
             del self.booting[job]
-        for cores, mem, end in self.booting.values():
-            prof.add(max(end, now), math.inf, cores, mem, +1)
+        releases += list(self.booting.values())
+        prof = Profile(now, np.array([len(p.free) for p in twin.procs]), np.array([n.mem_free for n in twin.nodes]),
+                       self.proc_node, releases)
         if self.power.on:
             for node in twin.nodes:
                 until = self.power.unusable_until(node.idx)
@@ -183,13 +185,18 @@ class SlurmScheduler:
         lower = self._bounds.get(shape, now)
         found = None
         if lower <= horizon:
-            totals = prof.cores.sum(axis=1)
-            for k in np.flatnonzero(totals >= size):
+            # what each row alone could give the job (node memory counted), for all rows at once: a
+            # window [t, t + d0) fits only if every row it touches could; most candidates fail here
+            usable = prof.usable_rows(self.node_of, mpc)
+            ends = np.searchsorted(np.array(prof.t), np.array(prof.t) + d0, side="left")
+            for k in np.flatnonzero(usable >= size):
                 t = prof.t[k]
                 if t < lower:
                     continue
                 if t > horizon:
                     break
+                if usable[k:max(ends[k], k + 1)].min() < size:
+                    continue
                 cores, mem = prof.window(t, d0)
                 if not prof.enough(cores, mem, size, mpc):
                     continue

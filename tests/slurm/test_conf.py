@@ -123,3 +123,11 @@ def test_bundled_sample_imports(tmp_path):
     data, rep = platform_from_conf(conf, load_cpu_map(bundled("slurm", "cpu-map.yaml")), "sample")
     assert rep.nodes == 15 and rep.skipped == {"state_future": 2}
     assert [c["name"] for c in data["clusters"]] == ["cpu[01-06]", "cpu[07-08]", "old[001-004,010]", "amd[1-2]"]
+
+
+def test_bundled_slurm_sample_platform_is_the_import_of_the_sample_conf():
+    from paretosched.sim.inputs import bundled
+
+    conf = read_slurm_conf([bundled("slurm", "slurm.conf")])
+    data, _ = platform_from_conf(conf, load_cpu_map(bundled("slurm", "cpu-map.yaml")), "slurm-sample")
+    assert read_yaml(bundled("platforms", "slurm-sample.yaml")) == data
