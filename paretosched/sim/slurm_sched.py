@@ -33,6 +33,7 @@ from paretosched.sim.slurm.platform_import import node_names
 from paretosched.sim.slurm.weights import node_weights
 from paretosched.sim.slurm_plan import Profile, take
 from paretosched.sim.slurm_power import PowerSaver
+from paretosched.sim.state import NodeState
 from paretosched.sim.taking import power_rank
 
 
@@ -139,7 +140,7 @@ class SlurmScheduler:
                 for p, k in alloc.items():
                     mem[p.node.idx] += k * job.mem
             if t == now:
-                off = list({p.node: None for p in alloc if p.node.power_state == 1})
+                off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
                 if off and budget is not None:
                     if len(off) > budget:
                         self.power.wake_when_budget()

@@ -143,3 +143,17 @@ def test_cpu_freq_def_powersave_runs_at_the_lowest_pstate():
     assert got[1].end - got[1].start == pytest.approx(20.0)  # f_min 0.5 of a 1 GFLOP/s core
     with pytest.raises(UserError, match="PowerSave .* type 'unit' of platform homogeneous-1 has no f_min"):
         _run("homogeneous-1", [_j(1, 0, 1, 10)], cpu_freq_def="PowerSave")
+
+
+def test_simulate_reports_a_missed_resume_timeout_in_one_line(tmp_path, capsys):
+    from paretosched.cli import main
+    from paretosched.yamlio import dump_yaml
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(dump_yaml({"platform": _platform(1, boot_s=100),
+                              "workload": {"jobs": [_j(1, 0, 1, 10), _j(2, 200, 1, 10)]},
+                              "scheduler": {"kind": "slurm", "suspend_time_s": 50}}))
+    assert main(["simulate", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("paretosched: error: n1 boots in 100 s, longer than ResumeTimeout=60 s "
+                   "(Slurm would set it DOWN and requeue the job)")
