@@ -8,10 +8,11 @@ At each decision instant (a submission or a completion, as every scheduler of th
    - size = cores / platform cores, or 1 - that with PriorityFavorSmall;
    - fair-share = 2^(-U/S) (Slurm's classic formula): U the user's share of all decayed usage
      (core-seconds, halved every PriorityDecayHalfLife), S = 1 / number of users (equal shares).
-2. sched/builtin: start jobs in priority order while the next one fits; stop at the first that
-   does not. sched/backfill: walk up to bf_max_job_test jobs in priority order; each starts now if
-   it fits without touching an earlier job's reservation, else gets a reservation at the earliest
-   time within bf_window it fits (conservative backfilling over the profile of `slurm_plan`).
+2. The main scheduler starts jobs in priority order while the next one fits and stops at the first
+   that does not (sched/builtin is only this). With sched/backfill, a backfill cycle (at most one
+   per bf_interval) then walks up to bf_max_job_test jobs in priority order: each starts now if it
+   fits without touching an earlier job's reservation, else gets a reservation at the earliest time
+   within bf_window it fits (conservative backfilling over the profile of `slurm_plan`).
    Expected ends are what Slurm knows: a job's time limit (requested time) on its slowest core.
 3. Cores are taken node by node in Weight order (lowest first; `node_order` sets the Weights),
    nodes that are up before booting ones before powered-down ones, as Slurm avoids resuming nodes.
@@ -100,6 +101,9 @@ class SlurmScheduler:
         self.backfill = spec.scheduler_type == "backfill"
         self.window = spec.bf_window_min * 60.0
         self.max_test = spec.bf_max_job_test
+        self.interval = spec.bf_interval_s
+        self.next_backfill = 0.0
+        self.wake_pending = False
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
         self.node_of = np.zeros((len(twin.procs), len(twin.nodes)))
         self.node_of[np.arange(len(twin.procs)), self.proc_node] = 1.0
@@ -127,8 +131,8 @@ class SlurmScheduler:
                 tested += 1
             placed = self._place(prof, job, ranked, now, now if main else now + self.window)
             if placed is None and main:
-                if not self.backfill:
-                    break  # sched/builtin: strict priority order
+                if not self._backfill_now(twin):
+                    break  # sched/builtin, or the next backfill cycle is not due: strict priority order
                 main, tested = False, 1
                 placed = self._place(prof, job, ranked, now, now + self.window)
             if placed is None:
@@ -144,7 +148,7 @@ class SlurmScheduler:
                 if off and budget is not None:
                     if len(off) > budget:
                         self.power.wake_when_budget()
-                        if not self.backfill:
+                        if main and not self._backfill_now(twin):
                             break
                         main = False
                         continue
@@ -156,6 +160,26 @@ class SlurmScheduler:
                     ready = max(p.node.ready_at for p in alloc)
                     self.booting[job] = (ready + d, cores, dict(mem))
             prof.add(t, t + d, cores, mem, -1)  # a start now, or (backfill) a reservation
+
+    def _backfill_now(self, twin: Any) -> bool:
+        """Whether a backfill cycle runs now (at most one per bf_interval); if one is due later, a
+        decision is asked for then, as Slurm's backfill thread wakes up whatever happens meanwhile."""
+        if not self.backfill:
+            return False
+        now = twin.now
+        if now >= self.next_backfill:
+            # cycles at 0, bf_interval, 2 x bf_interval, ...: the thread's rhythm, not the events'
+            self.next_backfill = (now // self.interval + 1) * self.interval
+            return True
+        if not self.wake_pending:
+            self.wake_pending = True
+            ev = twin.env.timeout(self.next_backfill - now)
+            ev.callbacks.append(lambda _ev: self._wake(twin))
+        return False
+
+    def _wake(self, twin: Any) -> None:
+        self.wake_pending = False
+        twin.request_decision()
 
     def _profile(self, twin: Any, now: float) -> Profile:
         releases = []

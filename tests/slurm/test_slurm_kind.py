@@ -63,9 +63,11 @@ def test_job_size_weight_with_favor_small_is_smallest_first():
 
 def test_backfill_reserves_for_the_jobs_it_tests():
     jobs = [_j(1, 0, 2, 100), _j(2, 1, 4, 10), _j(3, 2, 2, 50), _j(4, 3, 2, 200)]
-    got, _, _ = _run("homogeneous-4", jobs)
+    got, _, _ = _run("homogeneous-4", jobs, bf_interval_s=1)
     # 3 ends (52) before 2's reservation at 100: backfilled; 4 would overlap it: reserved after 2
     assert [got[i].start for i in (2, 3, 4)] == [100, 2, 110]
+    got, _, _ = _run("homogeneous-4", jobs)  # backfill cycles every 30 s: 3 waits for the one at 30
+    assert [got[i].start for i in (2, 3, 4)] == [100, 30, 110]
     got, _, _ = _run("homogeneous-4", jobs, scheduler_type="builtin")
     assert [got[i].start for i in (2, 3, 4)] == [100, 110, 110]  # strict priority: nothing jumps 2
     got, _, _ = _run("homogeneous-4", jobs, bf_max_job_test=1)
@@ -74,9 +76,9 @@ def test_backfill_reserves_for_the_jobs_it_tests():
 
 def test_bf_window_limits_reservations():
     jobs = [_j(1, 0, 2, 100), _j(2, 1, 4, 10), _j(3, 2, 2, 200)]
-    got, _, _ = _run("homogeneous-4", jobs)  # 2 reserved at 100, so 3 (200 s) waits for it
+    got, _, _ = _run("homogeneous-4", jobs, bf_interval_s=1)  # 2 reserved at 100, so 3 (200 s) waits for it
     assert [got[2].start, got[3].start] == [100, 110]
-    got, _, _ = _run("homogeneous-4", jobs, bf_window_min=1)  # 100 is past the 60 s window: no reservation
+    got, _, _ = _run("homogeneous-4", jobs, bf_window_min=1, bf_interval_s=1)  # 100 is past the 60 s window
     assert [got[3].start, got[2].start] == [2, 202]
 
 
