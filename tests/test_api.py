@@ -309,7 +309,7 @@ def test_runs_table_mixed_choice_values_go_to_parquet(tmp_path: Path) -> None:
 
 def test_runs_table_errors(run: ps.Run, tmp_path: Path) -> None:
     rc, _, err = cli("runs", "table", str(run.path), "-o", str(tmp_path / "e.xlsx"))
-    assert rc == 2 and err == f"paretosched: error: -o {tmp_path / 'e.xlsx'}: unknown table format '.xlsx' (expected .csv or .parquet)\n"
+    assert rc == 2 and err == f"paretosched: error: --output {tmp_path / 'e.xlsx'}: unknown table format '.xlsx' (expected .csv or .parquet)\n"
     rc, _, err = cli("runs", "table", str(tmp_path / "missing"), "-o", str(tmp_path / "e.csv"))
     assert rc == 2 and err == f"paretosched: error: {tmp_path / 'missing'}: run directory not found\n"
     assert not (tmp_path / "e.csv").exists()
@@ -319,6 +319,10 @@ def test_runs_table_errors(run: ps.Run, tmp_path: Path) -> None:
     assert (tmp_path / "e.csv").read_text() == "keep me"
     assert cli("runs", "table", str(run.path), "-o", str(tmp_path / "e.csv"), "--force")[0] == 0
     assert (tmp_path / "e.csv").read_text().startswith("eval_id,kind,")
+    rc, _, err = cli("runs", "table", str(run.path), "-o", str(tmp_path / "e.csv" / "x.csv"))
+    assert rc == 2 and err == f"paretosched: error: --output {tmp_path / 'e.csv' / 'x.csv'}: {tmp_path / 'e.csv'} is a file, not a folder\n"
+    assert cli("runs", "table", str(run.path), "-o", str(tmp_path / "new" / "e.csv"))[0] == 0
+    assert (tmp_path / "new" / "e.csv").is_file()
 
 
 # ---------------------------------------------------------------------------------------------
