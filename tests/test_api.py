@@ -195,6 +195,10 @@ def test_load_run_errors(tmp_path: Path) -> None:
         ps.load_run(tmp_path / "nope")
     with pytest.raises(UserError, match="no evaluations.jsonl"):
         ps.load_run(tmp_path)
+    for line in ('[1, 2]', '{"kind": "search"}', '{"eval_id": "0"}'):  # JSON, but no evaluation row
+        (tmp_path / "evaluations.jsonl").write_text('{"eval_id": 0}\n' + line + "\n")
+        with pytest.raises(UserError, match=r"evaluations.jsonl: row 2: not an evaluation"):
+            ps.load_run(tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------
