@@ -261,6 +261,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "runs":
         from paretosched.commands.runs import run_runs
 
+        require_writable(args.output, "--output", folder=False)
         with output_errors("--output"):
             return run_runs(args)
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
