@@ -194,7 +194,7 @@ def test_unwritable_outputs_are_one_line_errors(small_run, tmp_path, argv, expec
 def test_runs_table_to_an_unwritable_place_is_one_line(small_run, tmp_path, out):
     (tmp_path / "afile").write_text("x")
     rc, _, err = run_cli(["runs", "table", str(small_run), "-o", out.replace("AFILE", str(tmp_path / "afile"))])
-    assert_user_error(rc, err, "--output: ")
+    assert_user_error(rc, err, "--output")
 
 
 def test_a_hostlist_of_billions_of_nodes_is_refused_at_once(tmp_path):
