@@ -92,12 +92,12 @@ class Levers(Strict):
 
 
 class ClassicScheduler(Levers):
-    """A policy pair of thesis table 3.2 plus optional EASY backfilling."""
+    """A policy pair of thesis table 3.2 plus optional EASY or conservative backfilling."""
 
     kind: Literal["classic"] = "classic"
     job_policy: JobPolicy = "first"
     resource_policy: ResourcePolicy = "high_gflops"
-    backfilling: Literal["none", "easy"] = "none"
+    backfilling: Literal["none", "easy", "conservative"] = "none"
 
 
 PAIR_NAMES: tuple[str, ...] = tuple(f"{j}-{r}" for j in JOB_POLICIES for r in RESOURCE_POLICIES)

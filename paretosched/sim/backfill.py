@@ -13,10 +13,9 @@ its reservation (a tested invariant); with interference, backfilled jobs may slo
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right, insort
-from typing import TYPE_CHECKING, Any, Iterator
-from weakref import WeakKeyDictionary
+from typing import TYPE_CHECKING, Any
 
+from paretosched.sim.endorder import EndOrder, end_order, raw_end
 from paretosched.sim.policies import JobSelector, ResourceSelector
 from paretosched.sim.taking import take_once
 
@@ -26,108 +25,54 @@ if TYPE_CHECKING:
 
 def estimated_end(job: Any, now: float) -> float:
     """When the scheduler expects `job` to end: requested operations left over current speed."""
-    return max(now, _raw_end(job))
+    return max(now, raw_end(job))
 
 
-def _raw_end(job: Any) -> float:
-    """The latest of the job's groups' estimated ends (not clamped to now: see `EndOrder`)."""
-    extra = job.req_ops - job.ops
-    groups = job.groups
-    g = groups[0]
-    est = g.end + extra / g.speed
-    for g in groups:
-        t = g.end + extra / g.speed
-        if t > est:
-            est = t
-    return est
+Reservation = tuple[float, dict[int, int], dict[int, float]]
 
 
-class EndOrder:
-    """The twin's running jobs ordered by (estimated end, arrival), kept between passes.
-
-    Sorting every running job at every pass was the largest cost of EASY on deep queues. A job's
-    estimate moves only when it begins, when one of its groups is re-timed (a speed change) or
-    when it ends, and the twin marks the job on each (`Twin.job_watchers`); a pass re-files only
-    the marked jobs. Entries hold the unclamped estimate: jobs already past it (overran) are a
-    prefix, which a pass re-orders by arrival because their clamped estimate (now) is equal.
-    """
-
-    def __init__(self, twin: Twin) -> None:
-        self.twin = twin
-        self.entries: list[tuple[float, int, Any]] = []  # (raw estimated end, seq, job), sorted
-        self.est: dict[Any, float] = {}
-        self._dirty: dict[Any, None] = dict.fromkeys(twin.running)
-        twin.job_watchers.append(self._dirty)
-        self.unbounded_mem = all(n.mem_cap == math.inf for n in twin.nodes)
-
-    def sync(self) -> None:
-        dirty = self._dirty
-        if not dirty:
-            return
-        entries, est, running = self.entries, self.est, self.twin.running
-        for job in dirty:
-            old = est.pop(job, None)
-            if old is not None:
-                del entries[bisect_left(entries, (old, job.seq))]
-            if job in running:
-                e = est[job] = _raw_end(job)
-                insort(entries, (e, job.seq, job))
-        dirty.clear()
-
-    def walk(self, now: float) -> Iterator[Any]:
-        """Running jobs in the order of (estimated end clamped to now, arrival)."""
-        entries = self.entries
-        cut = bisect_right(entries, (now, math.inf))
-        if cut:
-            yield from sorted((e[2] for e in entries[:cut]), key=_seq)
-        for i in range(cut, len(entries)):
-            yield entries[i][2]
-
-
-def _seq(job: Any) -> int:
-    return job.seq
-
-
-_ORDERS: WeakKeyDictionary[Any, EndOrder] = WeakKeyDictionary()
-
-
-def end_order(twin: Twin) -> EndOrder:
-    """The twin's `EndOrder`, made on first use (one per twin: RL schedulers switch policy pairs)."""
-    order = _ORDERS.get(twin)
-    if order is None:
-        order = _ORDERS[twin] = EndOrder(twin)
-    order.sync()
-    return order
-
-
-def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, dict[int, int], dict[int, float]] | None:
+def reservation(twin: Twin, head: Any, rsel: ResourceSelector, incremental: bool = True) -> Reservation | None:
     """(shadow time, spare cores per processor, spare memory per node) for the head job.
 
     Spare = what other jobs may still hold at the shadow time without touching the head's share.
     None when the head can never fit (cannot happen for jobs the loader accepted).
+    `incremental=False` always takes the general pass (tests compare the two).
     """
     now = twin.now
     order = end_order(twin)
+    # Without memory in play the head fits once enough cores are free (the allocator then always
+    # succeeds): count them first and release only the jobs before that point.
+    count_only = head.mem <= 0 or order.unbounded_mem
+    first_try = 0
+    if count_only:
+        short = head.size - twin.free_total
+        prefix = []
+        for first_try, job in enumerate(order.walk(now)):
+            prefix.append(job)
+            short -= job.size
+            if short <= 0:
+                break
+        if rsel.static and incremental:
+            return _static_count_reservation(twin, head, rsel, order, prefix)
+    return _walk_reservation(twin, head, rsel, order, count_only, first_try)
+
+
+def _walk_reservation(twin: Twin, head: Any, rsel: ResourceSelector, order: EndOrder, count_only: bool,
+                      first_try: int) -> Reservation | None:
+    """The general pass: release running jobs into the free lists in order and ask the allocator.
+
+    With memory in play, the cores the head could use on each node (free cores, bounded by node
+    memory) are counted, and the allocator is asked only once their total suffices.
+    """
+    now = twin.now
     est = order.est
     released_cores: dict[Any, int] = {}
     released_mem: dict[Any, float] = {}
     hmem = head.mem
-    # Without memory in play the head fits once enough cores are free (the allocator then always
-    # succeeds): count them first and release only the jobs before that point, with no per-node
-    # bookkeeping. Otherwise: cores the head could use on each node (free cores, bounded by node
-    # memory); asking the allocator only once this total suffices saves an allocator pass per job.
-    count_only = hmem <= 0 or order.unbounded_mem
-    first_try = 0
     node_free: dict[Any, int] = {}
     usable: dict[Any, int] = {}
     usable_total = 0
-    if count_only:
-        short = head.size - twin.free_total
-        for first_try, job in enumerate(order.walk(now)):
-            short -= job.size
-            if short <= 0:
-                break
-    else:
+    if not count_only:
         for node in twin.nodes:
             n = node.ncores - node.busy  # busy counts cores held by running and booting jobs
             node_free[node] = n
@@ -187,6 +132,69 @@ def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, d
         if head.mem > 0:
             mem_limits[p.node.idx] = mem_limits.get(p.node.idx, p.node.mem_free) - k * head.mem
     return shadow, limits, mem_limits
+
+
+def _static_count_reservation(twin: Twin, head: Any, rsel: ResourceSelector, order: EndOrder,
+                              prefix: list[Any]) -> Reservation | None:
+    """`reservation` when only cores count and the ranking does not depend on free cores.
+
+    The same reservation as releasing the `prefix` jobs into the free lists and asking the
+    allocator, from counts kept between passes: the head takes, in rank order, the processors
+    those jobs release (their free cores plus the released ones), then other processors' free
+    cores. Caps are given only to processors with a free core now: a backfilling allocator never
+    looks at the others' (resources only shrink during a pass), so their caps cannot matter.
+    """
+    if not prefix:
+        return None
+    now = twin.now
+    order.set_prefix(prefix)
+    released = order.released
+    free_procs = order.with_free_cores()
+    need = head.size
+    if twin.free_total + order.released_total < need:
+        return None  # the head never fits (cannot happen for jobs the loader accepted)
+    total = order.released_total  # cores of the released processors at the shadow time
+    for p in free_procs:
+        if p in released:
+            total += len(p.free)
+    limits: dict[int, int] = {}
+    pos = rsel.rank_pos()
+    if total <= need:  # the head takes every released processor whole, then free cores elsewhere
+        need -= total
+        others = []
+        for p in free_procs:
+            if p in released:
+                limits[p.idx] = 0
+            else:
+                others.append(p)
+        if need:
+            others.sort(key=pos)
+            for p in others:
+                n = len(p.free)
+                t = n if n < need else need
+                limits[p.idx] = n - t
+                need -= t
+                if not need:
+                    break
+    else:  # the head's share ends within the released processors, in rank order
+        for p in sorted(released, key=pos):
+            n = len(p.free) + released[p]
+            t = n if n < need else need
+            need -= t
+            if p in free_procs:
+                limits[p.idx] = n - t
+    mem_limits: dict[int, float] = {}
+    if not order.unbounded_mem:  # the jobs' released memory, summed in order as the general pass does
+        for job in prefix:
+            jmem = job.mem
+            if jmem > 0:
+                for g in job.groups:
+                    node = g.proc.node
+                    mem_limits[node.idx] = mem_limits.get(node.idx, 0.0) + len(g.cores) * jmem
+        for i, m in mem_limits.items():
+            mem_limits[i] = twin.nodes[i].mem_free + m
+    # head.mem > 0 only with unbounded memory here: the head's share of node memory is no limit
+    return max(now, order.est[prefix[-1]]), limits, mem_limits
 
 
 def _usable(free_cores: int, mem_free: float, mem: float) -> int:

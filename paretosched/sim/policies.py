@@ -95,12 +95,23 @@ class ResourceSelector:
             self._static = sorted(procs, key=lambda p: (p.busy_w, p.idx))
         else:
             self._static = None
+        self._pos: dict[ProcState, int] | None = None
         self._dynamic = SpreadIndex(name, procs, bw_cap, prefer_on) if name in _DYNAMIC else None
 
     @property
     def static(self) -> bool:
         """True when the ranking depends on nothing that changes (high_gflops, low_power)."""
         return self._static is not None
+
+    def rank_pos(self) -> Callable[[ProcState], Any]:
+        """A sort key giving `ranked()`'s order, for static rankings (sorting a few processors
+        by it is cheaper than walking the whole ranking)."""
+        pos = self._pos
+        if pos is None:
+            pos = self._pos = {p: i for i, p in enumerate(self._static or ())}
+        if self.prefer_on:
+            return lambda p: (power_rank(p), pos[p])
+        return pos.__getitem__
 
     def ranked(self) -> list[ProcState]:
         ranked = self._rank()

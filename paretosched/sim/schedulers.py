@@ -1,8 +1,8 @@
 """Scheduler strategies: an object with `decide(twin)` called at each decision instant.
 
-A classic scheduler is a policy pair (thesis table 3.2) plus optional EASY backfilling: it starts
+A classic scheduler is a policy pair (thesis table 3.2) plus optional backfilling: it starts
 jobs in its job policy's order until the chosen job does not fit (head-of-line blocking), then
-backfills around that job's reservation when EASY is on.
+backfills around that job's reservation (EASY) or around every queued job's (conservative).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from paretosched.sim.backfill import backfill
+from paretosched.sim.conservative import conservative
 from paretosched.sim.policies import JobSelector, ResourceSelector
 
 if TYPE_CHECKING:
@@ -22,23 +23,31 @@ class ClassicScheduler:
                  rng: random.Random, bw_cap: float | None = None) -> None:
         self.jsel = JobSelector(job_policy, rng)
         self.rsel = ResourceSelector(resource_policy, twin.procs, rng, bw_cap, prefer_on=twin.switch_off)
-        self.easy = backfilling == "easy"
+        self.backfilling = backfilling
 
     def decide(self, twin: Twin) -> None:
-        schedule_pair(twin, self.jsel, self.rsel, self.easy)
+        schedule_pair(twin, self.jsel, self.rsel, self.backfilling)
 
 
-def schedule_pair(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, easy: bool) -> int:
-    """Start jobs with one policy pair until the selected job does not fit; returns jobs started."""
+def schedule_pair(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, backfilling: bool | str) -> int:
+    """Start jobs with one policy pair until the selected job does not fit; returns jobs started.
+
+    `backfilling`: "none", "easy" or "conservative" (a bool: EASY or none).
+    """
+    easy = backfilling is True or backfilling == "easy"
+    cons = backfilling == "conservative"
     started = 0
     queue = twin.queue
     while queue:
         job = jsel.head(queue)
         alloc = rsel.allocate(job) if job.size <= twin.free_total else None
         if alloc is None:
-            if easy and len(queue) > 1:
+            if (easy or cons) and len(queue) > 1:
                 before = len(queue)
-                backfill(twin, job, jsel, rsel)
+                if easy:
+                    backfill(twin, job, jsel, rsel)
+                else:
+                    conservative(twin, jsel, rsel)
                 started += before - len(queue)
             break
         twin.start(job, alloc)

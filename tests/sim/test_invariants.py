@@ -113,7 +113,7 @@ def _random_run(data, levers: dict | None = None):
     jobs = data.draw(workloads(n_cores))
     sched = {"job_policy": data.draw(st.sampled_from(JOB_POLICIES)),
              "resource_policy": data.draw(st.sampled_from(RESOURCE_POLICIES)),
-             "backfilling": data.draw(st.sampled_from(["none", "easy"])), **(levers or {})}
+             "backfilling": data.draw(st.sampled_from(["none", "easy", "conservative"])), **(levers or {})}
     model = {"interference": data.draw(st.sampled_from(["thesis", "proportional", "none"]))}
     cfg = config_from_dict({"platform": plat, "workload": {"jobs": jobs}, "scheduler": sched, "model": model})
     return plat, n_cores, cfg
