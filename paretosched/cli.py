@@ -27,8 +27,25 @@ def _seed_list(text: str) -> list[int]:
     return seeds
 
 
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return seed
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage mistake on one line (as every other error) instead of the usage text."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="paretosched", description=__doc__.splitlines()[0])
+    ap = _Parser(prog="paretosched", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"paretosched {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -38,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--workload", help="override the workload trace path")
     sim.add_argument("--first-job", type=int, help="override workload.first_job")
     sim.add_argument("--n-jobs", type=int, help="override workload.n_jobs")
-    sim.add_argument("--seed", type=int, help="run seed (replaces the config's seed)")
+    sim.add_argument("--seed", type=_seed, help="run seed (replaces the config's seed)")
     sim.add_argument("--seeds", type=_seed_list,
                      help="comma-separated seeds; metrics are their mean (default: provenance seeds of an export)")
     sim.add_argument("--json", action="store_true", help="print one JSON object of metrics")
@@ -53,11 +70,23 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("platform", help="built-in name, homogeneous-N, or a platform file")
     show.add_argument("--json", action="store_true")
     plat_sub.add_parser("list", help="list the built-in platforms")
+    imp = plat_sub.add_parser("import", help="write a platform file from slurm.conf NodeName lines")
+    imp.add_argument("conf", nargs="+", help="slurm.conf (and fragments read after it, later ones override)")
+    imp.add_argument("--cpu-map", help="YAML mapping Feature tags / node-name patterns to processor models")
+    imp.add_argument("--name", help="platform name (default: ClusterName, else the file's stem)")
+    imp.add_argument("-o", "--output", required=True, help="platform YAML to write")
+    imp.add_argument("--scheduler", metavar="OUT", help="also write the slurm-kind scheduler section it configures")
+
+    trace = sub.add_parser("trace", help="convert workload traces")
+    trace_sub = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
+    timp = trace_sub.add_parser("import", help="convert an sacct -P dump to SWF")
+    timp.add_argument("dump", help="sacct --parsable2 output with a header line")
+    timp.add_argument("-o", "--output", required=True, help="SWF file to write (.gz compresses)")
 
     tr = sub.add_parser("train", help="train an RL scheduler config; save weights, curves and charts")
     tr.add_argument("config", help="scheduler config YAML with scheduler.kind: rl")
     tr.add_argument("--out", help="weights file (default: CONFIG with .weights.npz); curves are written beside it")
-    tr.add_argument("--seed", type=int, help="run seed (replaces the config's seed)")
+    tr.add_argument("--seed", type=_seed, help="run seed (replaces the config's seed)")
     tr.add_argument("--quiet", action="store_true", help="log lines instead of a progress bar")
 
     opt = sub.add_parser("optimise", aliases=["optimize"], help="run NSGA-II over a study's genome")
@@ -73,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     ana = sub.add_parser("analyse", aliases=["analyze"], help="front, picks, DBSCAN clusters, Lasso drivers, report.html")
     ana.add_argument("run", help="run directory")
     ana.add_argument("--out", help="output folder (default RUN/analysis)")
-    ana.add_argument("--on", choices=["front", "population"], default="front", help="what DBSCAN clusters")
+    ana.add_argument("--on", choices=["near", "front", "population"], default="near",
+                     help="what DBSCAN clusters and Lasso fits (near: evaluations near the front)")
+    ana.add_argument("--layers", type=int, help="--on near: non-dominated layers to take (default: enough for 40 points)")
     ana.add_argument("--eps", type=float, help="DBSCAN eps (default: from the k-distance curve)")
     ana.add_argument("--min-samples", type=int, help="DBSCAN min_samples")
 
@@ -87,6 +118,17 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--pick", default="balanced",
                     help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID")
     ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
+    ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
+                    help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
+
+    runs = sub.add_parser("runs", help="read run directories (tables for pandas, R, spreadsheets)")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
+    table = runs_sub.add_parser("table", help="one row per logged evaluation: genes, objectives, metrics, seeds",
+                                description="example: paretosched runs table runs/quickstart -o evals.parquet")
+    table.add_argument("run", help="run directory")
+    table.add_argument("-o", "--output", required=True, help="table file: .csv or .parquet (the parquet extra)")
+    table.add_argument("--per-seed", action="store_true", help="one row per evaluation and seed instead")
+    table.add_argument("--force", action="store_true", help="overwrite an existing output file")
     return ap
 
 
@@ -130,11 +172,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    from paretosched.commands.outputs import output_errors, require_writable
+
     cmd = args.command
     if cmd == "simulate":
         from paretosched.commands.simulate import run_simulate
 
-        return run_simulate(args)
+        with output_errors("--out"):
+            return run_simulate(args)
+    if cmd == "platform" and args.platform_command == "import":
+        from paretosched.commands.slurm_io import run_platform_import
+
+        with output_errors("--output"):
+            return run_platform_import(args)
+    if cmd == "trace":
+        from paretosched.commands.slurm_io import run_trace_import
+
+        with output_errors("--output"):
+            return run_trace_import(args)
     if cmd == "platform":
         from paretosched.commands.platform import run_platform
 
@@ -142,21 +197,30 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "train":
         from paretosched.commands.train import run_train
 
-        return run_train(args)
+        with output_errors("--out"):
+            return run_train(args)
     if cmd in ("optimise", "optimize"):
         from paretosched.commands.optimise import run_optimise
 
-        return run_optimise(args)
+        with output_errors("--out", again="continue with --resume (nothing logged is lost)"):
+            return run_optimise(args)
     if cmd in ("analyse", "analyze"):
         from paretosched.analysis.report import analyse
 
-        folder = analyse(args.run, out=args.out, on=args.on, eps=args.eps, min_samples=args.min_samples)
+        if args.out is not None:
+            require_writable(args.out, "--out", folder=True)
+        with output_errors("--out"):
+            folder = analyse(args.run, out=args.out, on=args.on, eps=args.eps, min_samples=args.min_samples,
+                             layers=args.layers)
         print(f"report: {Path(folder) / 'report.html'}")
         return 0
     if cmd == "explore":
         from paretosched.analysis.explorer import write_explorer
 
-        path = write_explorer(args.run, out=args.out)
+        if args.out is not None:
+            require_writable(args.out, "--out", folder=None)  # a folder gets explorer.html
+        with output_errors("--out"):
+            path = write_explorer(args.run, out=args.out)
         print(f"explorer: {path}")
         if args.open:
             import webbrowser
@@ -166,9 +230,15 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "export":
         from paretosched.analysis.export import export_pick
 
-        path = export_pick(args.run, args.pick, args.output)
+        require_writable(args.output, "--output", folder=None)  # a folder gets a named file
+        with output_errors("--output"):
+            path = export_pick(args.run, args.pick, args.output, fmt=args.format)
         print(f"config: {path}")
         return 0
+    if cmd == "runs":
+        from paretosched.commands.runs import run_runs
+
+        return run_runs(args)
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
 
 

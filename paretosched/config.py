@@ -8,7 +8,7 @@ plain value so that any of them can become a gene of the optimiser by its dotted
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
@@ -21,23 +21,31 @@ RESOURCE_POLICIES: tuple[str, ...] = ResourcePolicy.__args__  # type: ignore[att
 
 BUILTIN_PREFIX = "builtin:"
 
+# Upper bounds of physical quantities (docs/reliability.md): far beyond any real machine or job,
+# low enough that sums of energy and time stay finite (1e308 s x 100 W is inf, then NaN).
+MAX_SECONDS = 1e10      # ~300 years
+MAX_JOULES = 1e15
+MAX_WATTS = 1e9
+MAX_CORES = 1_000_000
+
 
 class Strict(BaseModel):
     """Base for config sections: unknown keys are errors, values are validated on assignment."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+    # allow_inf_nan=False: `.inf` power or `.nan` seconds would turn every metric into NaN
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False)
 
 
 class InlineJob(Strict):
     """A job written out in the config (synthetic scenarios, tests)."""
 
     id: int | None = None
-    submit_s: float = Field(0.0, ge=0)
-    cores: int = Field(1, ge=1)
-    run_s: float = Field(..., ge=0, description="actual run time on a core of the reference speed")
-    req_s: float | None = Field(None, gt=0, description="user estimate; defaults to run_s")
-    mem_mb: float = Field(0.0, ge=0, description="memory per core, MB")
-    bw_gbs: float | None = Field(None, ge=0, description="memory bandwidth per core, GB/s")
+    submit_s: float = Field(0.0, ge=0, le=MAX_SECONDS)
+    cores: int = Field(1, ge=1, le=MAX_CORES)
+    run_s: float = Field(..., ge=0, le=MAX_SECONDS, description="actual run time on a core of the reference speed")
+    req_s: float | None = Field(None, gt=0, le=MAX_SECONDS, description="user estimate; defaults to run_s")
+    mem_mb: float = Field(0.0, ge=0, le=1e12, description="memory per core, MB")
+    bw_gbs: float | None = Field(None, ge=0, le=1e6, description="memory bandwidth per core, GB/s")
 
 
 class WorkloadSpec(Strict):
@@ -65,17 +73,20 @@ class ModelSpec(Strict):
     p2_power: float = Field(0.25, ge=0, le=1, description="power fraction of an idle core of a busy processor")
     p3_power: float = Field(0.05, ge=0, le=1, description="power fraction of a core of an idle processor")
     static_power: float = Field(0.3, ge=0, le=1, description="static share of full power under DVFS")
+    progress: Literal["lockstep", "independent"] = Field(
+        "lockstep", description="lockstep: a job advances at its slowest core's speed (Batsim/SimGrid ptask_L07); "
+        "independent: each processor's part at its own speed, the job ends with the last")
 
 
 class Levers(Strict):
     """Energy levers shared by every scheduler kind; all off by default (thesis model)."""
 
     bw_cap: float | None = Field(None, gt=0, description="skip processors whose bandwidth would exceed cap x capacity")
-    power_off_idle_s: float | None = Field(None, ge=0, description="switch a node off after this idle time")
-    min_nodes_on: int = Field(0, ge=0, description="nodes never switched off")
-    boot_s: float | None = Field(None, ge=0, description="override the platform's boot time")
-    boot_j: float | None = Field(None, ge=0, description="override the platform's boot energy")
-    off_w: float | None = Field(None, ge=0, description="override the platform's power of an off node")
+    power_off_idle_s: float | None = Field(None, ge=0, le=MAX_SECONDS, description="switch a node off after this idle time")
+    min_nodes_on: int = Field(0, ge=0, le=MAX_CORES, description="nodes never switched off")
+    boot_s: float | None = Field(None, ge=0, le=MAX_SECONDS, description="override the platform's boot time")
+    boot_j: float | None = Field(None, ge=0, le=MAX_JOULES, description="override the platform's boot energy")
+    off_w: float | None = Field(None, ge=0, le=MAX_WATTS, description="override the platform's power of an off node")
     freq: float = Field(1.0, gt=0, le=1, description="global DVFS frequency factor")
     freq_by_type: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)
 
@@ -184,6 +195,51 @@ class RLScheduler(Levers):
         return names + (["void"] if void else [])
 
 
+NodeOrder = Literal["platform", "fastest_first", "lowest_power_first", "efficiency_first"]
+
+
+class SlurmScheduler(Strict):
+    """Slurm's own parameters (docs/slurm.md): multifactor priority, sched/backfill, node Weight order,
+    power saving and CpuFreqDef. Export writes them as a slurm.conf fragment."""
+
+    kind: Literal["slurm"] = "slurm"
+    priority_weight_age: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightAge")
+    priority_weight_job_size: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightJobSize")
+    priority_favor_small: bool = Field(False, description="PriorityFavorSmall")
+    priority_weight_fairshare: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightFairshare")
+    priority_decay_half_life_s: float = Field(604800.0, ge=0, description="PriorityDecayHalfLife (0 = no decay)")
+    priority_max_age_s: float = Field(604800.0, gt=0, description="PriorityMaxAge")
+    scheduler_type: Literal["backfill", "builtin"] = Field("backfill", description="SchedulerType sched/...")
+    bf_max_job_test: int = Field(500, ge=1, description="SchedulerParameters bf_max_job_test")
+    bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")
+    node_order: NodeOrder = Field("platform", description="node Weight order (lowest Weight first)")
+    suspend_time_s: float | None = Field(None, ge=0, description="SuspendTime (null = power saving off)")
+    suspend_timeout_s: float = Field(30.0, ge=0, description="SuspendTimeout")
+    resume_timeout_s: float = Field(60.0, gt=0, description="ResumeTimeout")
+    suspend_rate: int = Field(60, ge=0, description="SuspendRate (nodes per minute, 0 = no limit)")
+    resume_rate: int = Field(300, ge=0, description="ResumeRate (nodes per minute, 0 = no limit)")
+    suspend_exc_nodes: int = Field(0, ge=0, description="SuspendExcNodes: the first N nodes of the Weight order")
+    cpu_freq_def: Literal["Performance", "PowerSave"] = Field("Performance", description="CpuFreqDef governor")
+
+    # the twin's energy levers this kind sets (Twin reads them as it reads a classic scheduler's)
+    @property
+    def power_off_idle_s(self) -> float | None:
+        return self.suspend_time_s
+
+    @property
+    def freq(self) -> float:
+        # PowerSave: the lowest frequency; the twin clamps a factor below f_min to each type's f_min
+        return 1.0 if self.cpu_freq_def == "Performance" else 1e-6
+
+    # the other levers keep their off values: boot time, boot energy and off power are the platform's
+    freq_by_type: ClassVar[dict[str, float]] = {}
+    bw_cap: ClassVar[None] = None
+    min_nodes_on: ClassVar[int] = 0
+    boot_s: ClassVar[None] = None
+    boot_j: ClassVar[None] = None
+    off_w: ClassVar[None] = None
+
+
 def _scheduler_kind(value: Any) -> str:
     # `kind` may be omitted and then means classic
     if isinstance(value, dict):
@@ -191,12 +247,13 @@ def _scheduler_kind(value: Any) -> str:
     return str(getattr(value, "kind", "classic"))
 
 
-register_union_tags("classic", "rl")
+register_union_tags("classic", "rl", "slurm")
 
 SchedulerSpec = Annotated[
-    Union[Annotated[ClassicScheduler, Tag("classic")], Annotated[RLScheduler, Tag("rl")]],
+    Union[Annotated[ClassicScheduler, Tag("classic")], Annotated[RLScheduler, Tag("rl")],
+          Annotated[SlurmScheduler, Tag("slurm")]],
     Discriminator(_scheduler_kind, custom_error_type="unknown_kind",
-                  custom_error_message="unknown scheduler kind (expected classic or rl)"),
+                  custom_error_message="unknown scheduler kind (expected classic, rl or slurm)"),
 ]
 
 

@@ -71,11 +71,77 @@ def read_yaml(path: str | Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{p}: cannot read: {exc}") from None
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+        return _load_bounded(text)
+    except _AliasBomb as exc:
+        raise UserError(f"{p}{exc}") from None
     except _DuplicateKey as exc:
         raise UserError(f"{p}:{exc}") from None
     except yaml.YAMLError as exc:
         raise UserError(f"{p}{_yaml_error(exc)}") from None
+
+
+# Nodes that aliases may add once expanded. PyYAML shares an aliased node's value, but
+# validation, dumps and hashing walk it as a tree: nine aliases of nine aliases... of a list
+# (a "billion laughs") is a few hundred bytes that expand to gigabytes. Real configs and
+# studies reuse a section a few times (a few hundred nodes).
+MAX_ALIAS_NODES = 10_000
+
+
+class _AliasBomb(Exception):
+    pass
+
+
+def _load_bounded(text: str) -> Any:
+    """`yaml.load` with the safe `_Loader`, refusing documents whose aliases expand too far."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliases(node)
+        return loader.construct_document(node)
+    except RecursionError:  # PyYAML composes and constructs recursively
+        raise _AliasBomb(": nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def _children(node: yaml.Node) -> list[tuple[yaml.Node, int]]:
+    """(child, line where the parent refers to it): an alias node is the anchored node itself,
+    so its own position is lost; a mapping value is reported at its key's line."""
+    if isinstance(node, yaml.SequenceNode):
+        return [(n, node.start_mark.line + 1) for n in node.value]
+    if isinstance(node, yaml.MappingNode):
+        return [(n, k.start_mark.line + 1) for k, v in node.value for n in (k, v)]
+    return []
+
+
+def _check_aliases(root: yaml.Node) -> None:
+    """Raise `_AliasBomb` (':line: ...') when aliases add more than MAX_ALIAS_NODES values or
+    refer to a node that contains them. Linear in the number of distinct nodes: an aliased
+    node's expanded size is computed once."""
+    size: dict[int, int] = {}
+    active: set[int] = set()
+    extra = 0
+
+    def walk(node: yaml.Node, line: int) -> int:
+        nonlocal extra
+        key = id(node)
+        if key in active:
+            raise _AliasBomb(f":{line}: an alias refers to a node that contains it")
+        if key in size:  # a second occurrence: an alias, expanded by every reader downstream
+            extra += size[key]
+            if extra > MAX_ALIAS_NODES:
+                raise _AliasBomb(f":{line}: aliases (*name) expand to more than {MAX_ALIAS_NODES} values; "
+                                 "write the values out or use fewer aliases")
+            return size[key]
+        active.add(key)
+        total = 1 + sum(walk(child, at) for child, at in _children(node))
+        active.discard(key)
+        size[key] = total
+        return total
+
+    walk(root, root.start_mark.line + 1)
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:
@@ -118,6 +184,10 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
             names = [f.alias or n for n, f in section.model_fields.items()]
             keys = " of keys (" + ", ".join(names if len(names) <= 4 else [*names[:3], "..."]) + ")"
         msg, shown = f"expected a mapping{keys}, got {_kind(inp)}", _short(inp)
+    elif first["type"] == "value_error":  # our validators' own words; pydantic's prefix adds nothing
+        msg = str(msg).removeprefix("Value error, ")
+        if not loc:  # a whole-model check names its keys itself
+            return f"{source}: {msg}"
     more = len(err.errors()) - 1
     tail = f" [+{more} more]" if more > 0 else ""
     if not loc and first["type"] == "model_type":

@@ -1,6 +1,7 @@
 """Screenshot a run's explorer with one front point clicked (for docs/README).
 
     python scripts/screenshot_explorer.py RUN_DIR OUT.png [--pick-eval ID] [--log-y]
+    python scripts/screenshot_explorer.py RUN_DIR OUT.png --report [--height PX]   (RUN/analysis/report.html)
 
 Needs Debian's chromium + chromium-driver and selenium (the test extra).
 """
@@ -19,6 +20,8 @@ def main() -> None:
     ap.add_argument("out")
     ap.add_argument("--pick-eval", type=int, help="eval id to click (default: the balanced pick)")
     ap.add_argument("--log-y", action="store_true", help="tick the explorer's log y-axis box")
+    ap.add_argument("--report", action="store_true", help="screenshot RUN/analysis/report.html instead")
+    ap.add_argument("--height", type=int, default=800, help="window height in pixels")
     args = ap.parse_args()
 
     from selenium import webdriver
@@ -27,19 +30,27 @@ def main() -> None:
 
     from paretosched.analysis.explorer import write_explorer
 
-    page = write_explorer(args.run, out=str(Path(tempfile.mkdtemp()) / "explorer.html"))
+    page = (Path(args.run) / "analysis" / "report.html").resolve() if args.report else \
+        write_explorer(args.run, out=str(Path(tempfile.mkdtemp()) / "explorer.html"))
     profile = tempfile.mkdtemp(prefix="chromium-profile-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = shutil.which("chromium")
     for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,800"):
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--window-size=1400,{args.height}"):
         opts.add_argument(flag)
     drv = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
     try:
         drv.get(page.as_uri())
+        if args.report:
+            import time
+
+            time.sleep(3)  # plotly draws the report's figures right after load; no ready flag there
+            drv.save_screenshot(args.out)
+            print(f"screenshot of the report: {args.out}")
+            return
         WebDriverWait(drv, 30).until(lambda d: d.execute_script(
-            "return document.getElementById('front-plot').dataset.ready === '1'"))
+            "const e = document.getElementById('front-plot'); return e !== null && e.dataset.ready === '1'"))
         if args.log_y:
             drv.find_element("id", "y-log").click()
         target = args.pick_eval

@@ -1,7 +1,8 @@
 """What drives the front: DBSCAN clusters of the objectives and a Lasso per cluster (Kell et al. VI).
 
 Clusters: DBSCAN (scikit-learn) on the min-max scaled objectives (minimisation form) of the
-front or of the final population; label -1 is noise, as in the paper. `eps` defaults to the
+evaluations near the front (`front.near_front`), the front or the final population; label -1
+is noise, as in the paper, and is not fitted. `eps` defaults to the
 knee of the sorted k-distance curve (k = min_samples): the point farthest from the chord
 joining the curve's ends, the usual heuristic of the DBSCAN paper. That knee measures local
 density only, so it leaves the sparser edge of every well-separated cluster as noise; eps is
@@ -10,7 +11,8 @@ twice the previous one: the sparse points beyond it are outliers), so that every
 dense region is a core point and only real outliers stay noise. Well-separated clusters stay
 apart because the k-distance inside a cluster is smaller than the gap between clusters.
 
-Drivers: per cluster and per objective, a Lasso on the genes. Every feature is put on the
+Drivers: per cluster and per objective, a Lasso on the genes, alpha by cross-validation
+(LassoCV) and judged by its out-of-sample R^2 (nested cross-validation, `fit_lasso`). Every feature is put on the
 paper's 1-100 scale using the *study's* gene bounds (log genes in log space first), so that
 coefficients compare across genes and across clusters: a coefficient is the change of the
 objective (its unit) per 1/99 of the gene's search range. Categorical genes become one-hot
@@ -27,14 +29,15 @@ import numpy as np
 import pandas as pd
 from sklearn.cluster import DBSCAN
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import Lasso, LassoCV
+from sklearn.linear_model import LassoCV
+from sklearn.metrics import r2_score
+from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.neighbors import NearestNeighbors
 
 from paretosched.analysis.rundata import GeneInfo
 
-MIN_FIT_POINTS = 3  # fewer points than this: no fit, a note
-CV_POINTS = 10  # from this many points alpha is chosen by cross-validation
-FIXED_ALPHA = 0.01  # on the standardised objective, for small clusters
+MIN_FIT_POINTS = 10  # fewer points than this: no fit (nested 5-fold CV needs >= 2 held-out points a fold)
+USEFUL_R2 = 0.2  # out-of-sample R^2 at or below this: the fit explains too little to chart
 DEFAULT_MIN_SAMPLES = 4
 
 
@@ -145,60 +148,95 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _kfold(n_splits: int, seed: int) -> KFold:
+    return KFold(n_splits=n_splits, shuffle=True, random_state=seed)
+
+
+def _lasso_cv(n_train: int, seed: int) -> LassoCV:
+    """LassoCV whose alpha is chosen by an inner, seeded k-fold on the training points only."""
+    return LassoCV(cv=_kfold(max(2, min(5, n_train // 3)), seed), max_iter=20000)
+
+
 def fit_lasso(X: pd.DataFrame, y: np.ndarray, seed: int = 0) -> dict[str, object]:
-    """Lasso of y on X: coefficients (objective units), R^2 in sample, alpha, method, note."""
+    """Lasso of y on X with alpha from cross-validation; coefficients in objective units.
+
+    `r2_cv` is out of sample: nested cross-validation (an outer seeded k-fold; alpha chosen by
+    LassoCV on each training part only), R^2 of the pooled held-out predictions (one R^2 over
+    all points: per-fold R^2 on folds of 2-3 points is meaningless). `r2_train` is in sample.
+    `useful` is False (and `note` says why and what to change) below MIN_FIT_POINTS points or
+    with r2_cv <= USEFUL_R2.
+    """
     n = len(y)
-    out: dict[str, object] = {"n": n, "coef": {}, "r2": math.nan, "alpha": math.nan, "method": "", "note": ""}
+    out: dict[str, object] = {"n": n, "coef": {}, "r2_cv": math.nan, "r2_train": math.nan, "alpha": math.nan,
+                              "method": "", "note": "", "useful": False}
     if n < MIN_FIT_POINTS:
-        out["note"] = f"{n} point(s): too few to fit (need >= {MIN_FIT_POINTS})"
+        out["note"] = f"too few points ({n}; need >= {MIN_FIT_POINTS} to fit and cross-validate)"
         return out
     varying = [c for c in X.columns if np.nanstd(X[c].to_numpy()) > 0]
     sd = float(np.std(y))
     if sd == 0 or not np.isfinite(sd):
-        out["note"] = "objective is constant in this cluster: nothing to explain"
+        out["note"] = "objective is constant on these points: nothing to explain"
         return out
     if not varying:
-        out["note"] = "every gene is constant in this cluster: nothing to fit"
+        out["note"] = "every gene is constant on these points: nothing to fit"
         return out
     Xv = X[varying].to_numpy(dtype=float)
-    # standardise y so one alpha means the same for kWh and for slowdowns; un-scale after
+    # standardise y so one alpha grid means the same for kWh and for slowdowns; un-scale after
     ys = (y - y.mean()) / sd
+    outer = min(5, n // 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        if n >= CV_POINTS:
-            model = LassoCV(cv=min(5, n // 2), random_state=seed, max_iter=20000).fit(Xv, ys)
-            out["method"] = "LassoCV"
-            alpha = float(model.alpha_)
-        else:
-            model = Lasso(alpha=FIXED_ALPHA, max_iter=20000).fit(Xv, ys)
-            out["method"] = "Lasso"
-            alpha = FIXED_ALPHA
-            out["note"] = f"{n} points (< {CV_POINTS}): fixed alpha = {FIXED_ALPHA} instead of cross-validation"
-    out["alpha"] = alpha
-    out["r2"] = float(model.score(Xv, ys))
-    out["coef"] = {c: float(w) * sd for c, w in zip(varying, model.coef_)}
+        held_out = cross_val_predict(_lasso_cv(n - math.ceil(n / outer), seed), Xv, ys, cv=_kfold(outer, seed))
+        model = _lasso_cv(n, seed).fit(Xv, ys)
+    r2_cv = float(r2_score(ys, held_out))
+    out.update(method="LassoCV", alpha=float(model.alpha_), r2_cv=r2_cv, r2_train=float(model.score(Xv, ys)),
+               coef={c: float(w) * sd for c, w in zip(varying, model.coef_)}, useful=r2_cv > USEFUL_R2)
+    if r2_cv <= USEFUL_R2:
+        out["note"] = f"out-of-sample R² {r2_cv:.2f} (<= {USEFUL_R2}): the genes do not predict it on these points"
     return out
 
 
+def advice(fit: dict[str, object]) -> str:
+    """What to change when a fit is not useful (empty when it is)."""
+    if fit.get("useful"):
+        return ""
+    note = str(fit.get("note", ""))
+    if note.startswith("too few"):
+        return ("run more generations (budget.generations) or a larger population (algorithm.pop_size), "
+                "or widen the fitted set (analyse --layers K with a larger K)")
+    if "R²" in note:
+        return ("more seeds per evaluation (seeds) if seed noise hides the effect, more evaluations, "
+                "or a wider set (analyse --layers K); a gene whose effect is not monotonic shows no linear driver")
+    return ""
+
+
+LASSO_COLUMNS = ["cluster", "objective", "feature", "coef", "r2_cv", "r2_train", "alpha", "method", "n", "useful",
+                 "note", "advice"]
+
+
 def lasso_table(points: pd.DataFrame, labels: np.ndarray, genes: dict[str, GeneInfo],
-                objectives: list[str]) -> tuple[pd.DataFrame, list[str]]:
-    """Long table: cluster, objective, feature, coef, r2, alpha, method, n, note (one row per fit
-    and feature; a fit without coefficients gets one row with an empty feature and its note)."""
+                objectives: list[str], seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
+    """Long table, one row per fit and feature (LASSO_COLUMNS); a fit without coefficients gets
+    one row with an empty feature and its note. DBSCAN noise (-1) is not a cluster: not fitted."""
     X = design_matrix(points, genes)
     rows: list[dict[str, object]] = []
     notes: list[str] = []
     for c in sorted(set(labels.tolist())):
         mask = labels == c
         for obj in objectives:
-            fit = fit_lasso(X[mask], points.loc[mask, obj].to_numpy(dtype=float))
-            base = {"cluster": c, "objective": obj, "r2": fit["r2"], "alpha": fit["alpha"],
-                    "method": fit["method"], "n": fit["n"], "note": fit["note"]}
+            if c == -1:
+                fit: dict[str, object] = {"n": int(mask.sum()), "coef": {}, "r2_cv": math.nan, "r2_train": math.nan,
+                                          "alpha": math.nan, "method": "", "useful": False,
+                                          "note": "DBSCAN noise: not a cluster, not fitted"}
+            else:
+                fit = fit_lasso(X[mask], points.loc[mask, obj].to_numpy(dtype=float), seed=seed)
+            base = {k: fit[k] for k in ("r2_cv", "r2_train", "alpha", "method", "n", "useful", "note")}
+            base.update(cluster=c, objective=obj, advice=advice(fit) if c != -1 else "")
             coef: dict[str, float] = fit["coef"]  # type: ignore[assignment]
-            if fit["note"]:
+            if fit["note"] and c != -1:
                 notes.append(f"cluster {c}, {obj}: {fit['note']}")
             if not coef:
                 rows.append({**base, "feature": "", "coef": math.nan})
             for feat, w in coef.items():
                 rows.append({**base, "feature": feat, "coef": w})
-    cols = ["cluster", "objective", "feature", "coef", "r2", "alpha", "method", "n", "note"]
-    return pd.DataFrame(rows, columns=cols), notes
+    return pd.DataFrame(rows, columns=LASSO_COLUMNS), notes

@@ -1,13 +1,17 @@
 """`paretosched explore RUN`: one self-contained, offline `explorer.html` for a run.
 
 Every successful search evaluation is a point (coloured by generation or by front cluster),
-the front is highlighted, baselines are marked; hovering shows genes and metrics, clicking
+the front is highlighted, its re-check on fresh seeds is an open marker joined to the search
+value (bars: per-seed range; a red cross when a baseline's re-check dominates it), the balanced
+and knee picks are stars, each baseline is a legend entry (and its re-check); an axis whose
+values span more than 30x starts in log scale, axis titles carry units; hovering shows genes and metrics, clicking
 shows the point's scheduler config as YAML (the same document `export` writes) with a
 download button, and two selectors put any recorded metrics on the axes.
 
 Safety: the data goes into a `<script type="application/json">` element as JSON with `<`, `>`
 and `&` escaped, and the page's script only sets text with `textContent`, so names and
-choice values from a study can never become markup.
+choice values from a study can never become markup. Plotly reads tags in trace names and
+texts, so those get the HTML-escaped `label` (plotly shows entities as plain characters).
 """
 
 from __future__ import annotations
@@ -21,9 +25,13 @@ from typing import Any
 from plotly.offline import get_plotlyjs
 
 from paretosched.analysis.drivers import cluster
+from paretosched.analysis.escape import plotly_text
 from paretosched.analysis.export import config_document, to_yaml
-from paretosched.analysis.front import front_of, min_form, scaled
+from paretosched.analysis.figures import wants_log
+from paretosched.analysis.front import front_of, min_form, pick_balanced, pick_knee, scaled
+from paretosched.analysis.recheck import Checked, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
+from paretosched.analysis.units import metric_title
 
 PLOT_ID = "front-plot"
 YAML_ID = "config-yaml"
@@ -34,7 +42,7 @@ def _num(v: Any) -> float | None:
 
 
 def _hover(run: RunData, row: dict[str, Any], metrics: list[str]) -> str:
-    esc = html.escape  # plotly renders a few tags in hover text; entities show as plain text
+    esc = plotly_text  # plotly renders a few tags in hover text; entities show as plain text
     head = f"<b>{esc(row['name'])}</b> (baseline)" if row.get("kind") == "baseline" else \
         f"<b>eval {row['eval_id']}</b> (generation {row.get('generation')})"
     lines = [head]
@@ -44,11 +52,23 @@ def _hover(run: RunData, row: dict[str, Any], metrics: list[str]) -> str:
     return "<br>".join(lines)
 
 
+def _checked(c: Checked | None, metrics: list[str]) -> dict[str, Any] | None:
+    """A point's re-check for the page: mean, per-seed low/high per metric, dominating baselines."""
+    if c is None:
+        return None
+    spread = {k: c.spread(k) for k in metrics}
+    return {"m": {k: _num(c.value(k)) for k in metrics},
+            "lo": {k: _num(v[0]) if v else None for k, v in spread.items()},
+            "hi": {k: _num(v[1]) if v else None for k, v in spread.items()},
+            "dominated_by": list(c.dominated_by), "dominated_label": html.escape(", ".join(c.dominated_by))}
+
+
 def explorer_data(run: RunData) -> dict[str, Any]:
     """Everything the page needs, as JSON-ready types."""
     front = front_of(run)
     S = scaled(min_form(front[run.objectives].to_numpy(), run.signs))
     labels = dict(zip(front["eval_id"].astype(int).tolist(), cluster(S).labels.tolist()))
+    rc = load_recheck(run)
     f = run.frame
     shown = f[f["status"].eq("ok") & f["kind"].isin(["search", "baseline"])]
     metrics = [m for m in run.metric_columns if shown[m].notna().any()]
@@ -56,20 +76,31 @@ def explorer_data(run: RunData) -> dict[str, Any]:
     for eid in shown["eval_id"].astype(int).tolist():
         row = run.rows[eid]
         vals = {**(row.get("metrics") or {}), **(row.get("objectives") or {})}
+        name = row.get("name")
+        checked = rc.baselines.get(str(name)) if row["kind"] == "baseline" else rc.front.get(eid)
         points.append({
-            "id": eid, "kind": row["kind"], "name": row.get("name"), "gen": int(row.get("generation", -1)),
+            "id": eid, "kind": row["kind"], "name": name, "gen": int(row.get("generation", -1)),
+            # plotly reads tags and entities in trace names and texts: the escaped name shows literally
+            "label": plotly_text(name) if name is not None else None,
             "front": eid in labels, "cluster": labels.get(eid),
             "m": {k: _num(vals.get(k)) for k in metrics}, "genome": row.get("genome") or {},
+            "rc": _checked(checked, metrics) if (eid in labels or row["kind"] == "baseline") else None,
             "hover": _hover(run, row, metrics), "yaml": to_yaml(config_document(run, eid, "explorer")),
         })
+    everything = [p["m"] for p in points] + [p["rc"]["m"] for p in points if p["rc"]]
+    picks = [{"name": p.name, "id": p.eval_id} for p in (pick_balanced(run, front), pick_knee(run, front))]
     n_failed = int((f["status"] != "ok").sum())
     n_recheck = int((f["kind"] == "recheck").sum())
+    seeds = ", ".join(str(s) for s in rc.seeds)
     caption = (f"{int((shown['kind'] == 'search').sum())} successful search evaluations "
                f"({len(front)} on the Pareto front), {int((shown['kind'] == 'baseline').sum())} baselines. "
-               f"Not plotted: {n_failed} failed evaluation(s), {n_recheck} re-check evaluation(s) "
-               "(front points re-run on fresh seeds).")
+               f"Open markers: re-checks on fresh seeds ({seeds or 'none'}), bars their per-seed range, a dotted "
+               f"line to the search value. Not plotted: {n_failed} failed evaluation(s)"
+               + (f"; {n_recheck} re-check evaluation(s) in the log." if n_recheck else "."))
     return {"study": run.study_name, "objectives": run.objectives, "senses": run.senses, "metrics": metrics,
-            "points": points, "caption": caption}
+            "titles": {m: metric_title(m) for m in metrics},
+            "log": {m: wants_log(v.get(m) for v in everything) for m in metrics},
+            "picks": picks, "points": points, "caption": caption}
 
 
 def _json_for_script(data: Any) -> str:
@@ -101,7 +132,7 @@ body {{ font-family: sans-serif; margin: 0; display: flex; height: 100vh; }}
 #{plot_id} {{ flex: 1; min-height: 400px; }}
 #side {{ flex: 2; border-left: 1px solid #ccc; padding: 8px; overflow: auto; max-width: 40%; }}
 #{yaml_id} {{ font-size: 12px; background: #f6f6f6; padding: 6px; white-space: pre; overflow: auto; }}
-.controls label {{ margin-right: 1em; }}
+.controls label {{ margin-right: 1em; white-space: nowrap; }}
 #caption {{ color: #555; font-size: 13px; }}
 </style>
 <script>{plotly}</script>
@@ -121,6 +152,7 @@ body {{ font-family: sans-serif; margin: 0; display: flex; height: 100vh; }}
 </div>
 <div id="side">
   <h3 id="config-title">Click a point to see its scheduler config</h3>
+  <p id="config-recheck"></p>
   <button id="download" disabled>download YAML</button>
   <pre id="{yaml_id}"></pre>
 </div>
@@ -151,10 +183,49 @@ for (const id of ["x-metric", "y-metric"]) {
 }
 document.getElementById("x-metric").value = DATA.objectives[0];
 document.getElementById("y-metric").value = DATA.objectives[1];
+// a log axis by default where the plotted values span more than 30x (heavy-tailed slowdowns)
+const logDefault = (axis) => {
+  document.getElementById(axis + "-log").checked = DATA.log[document.getElementById(axis + "-metric").value];
+};
+logDefault("x"); logDefault("y");
+document.getElementById("x-metric").addEventListener("change", () => logDefault("x"));
+document.getElementById("y-metric").addEventListener("change", () => logDefault("y"));
 
 function clusterColour(c) {
   if (c === null || c === undefined) return "#d0d0d0";
   return c < 0 ? "#7f7f7f" : PALETTE[c % PALETTE.length];
+}
+
+const SYMBOLS = ["diamond", "square", "triangle-up", "cross", "triangle-down", "pentagon", "hexagram", "star-square"];
+const PICK_STYLE = { balanced: ["star", "#f2b701", 18], knee: ["star-triangle-up", "#7b2cbf", 14] };
+const byId = new Map(PTS.map((p, i) => [p.id, i]));
+
+// segments a -> b as one line trace (null separates them)
+function links(ids, xm, ym) {
+  const x = [], y = [];
+  for (const i of ids) {
+    x.push(PTS[i].m[xm], PTS[i].rc.m[xm], null);
+    y.push(PTS[i].m[ym], PTS[i].rc.m[ym], null);
+  }
+  return [x, y];
+}
+
+// per-seed range of the re-check as asymmetric error bars
+function bars(ids, m, colour) {
+  const d = (i, k) => (PTS[i].rc[k][m] === null || PTS[i].rc.m[m] === null) ? 0 : Math.abs(PTS[i].rc[k][m] - PTS[i].rc.m[m]);
+  return { type: "data", symmetric: false, array: ids.map((i) => d(i, "hi")), arrayminus: ids.map((i) => d(i, "lo")),
+           color: colour, thickness: 1, width: 3 };
+}
+
+// log axes labelled 1, 2, 5 per decade in full (plotly's own labels every digit, or "2", "5" for 20, 50)
+function logTicks(values) {
+  const v = values.filter((x) => x !== null && x > 0);
+  if (!v.length) return {};
+  const lo = Math.min(...v), hi = Math.max(...v), ticks = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const d of [1, 2, 5]) ticks.push(d * Math.pow(10, e));
+  }
+  return { tickvals: ticks, ticktext: ticks.map((t) => String(Number(t.toPrecision(1)))) };
 }
 
 function traces() {
@@ -162,35 +233,77 @@ function traces() {
   const byCluster = document.getElementById("colour-by").value === "cluster";
   const col = (ids, m) => ids.map((i) => PTS[i].m[m]);
   const front = SEARCH.filter((i) => PTS[i].front).sort((a, b) => PTS[a].m[xm] - PTS[b].m[xm]);
+  const has = (i) => PTS[i].rc && PTS[i].rc.m[xm] !== null && PTS[i].rc.m[ym] !== null;
   const evals = {
     type: "scatter", mode: "markers", name: "evaluations", x: col(SEARCH, xm), y: col(SEARCH, ym),
     customdata: SEARCH, text: SEARCH.map((i) => PTS[i].hover), hoverinfo: "text",
     marker: byCluster
       ? { color: SEARCH.map((i) => clusterColour(PTS[i].cluster)), size: 7, opacity: 0.8 }
       : { color: SEARCH.map((i) => PTS[i].gen), colorscale: "Viridis", showscale: true, size: 7, opacity: 0.8,
-          colorbar: { title: { text: "generation" } } },
+          colorbar: { title: { text: "generation" }, len: 0.6 } },
   };
   const fr = {
-    type: "scatter", mode: "lines+markers", name: "Pareto front", x: col(front, xm), y: col(front, ym),
+    type: "scatter", mode: "lines+markers", name: "Pareto front (search seeds)", x: col(front, xm), y: col(front, ym),
     customdata: front, text: front.map((i) => PTS[i].hover), hoverinfo: "text",
     line: { color: "crimson", width: 1.5 },
-    marker: { size: 11, symbol: "circle-open", line: { width: 2 },
+    marker: { size: 10, symbol: "circle", line: { width: 1, color: "crimson" },
               color: byCluster ? front.map((i) => clusterColour(PTS[i].cluster)) : "crimson" },
   };
-  const base = {
-    type: "scatter", mode: "markers+text", name: "baselines", x: col(BASE, xm), y: col(BASE, ym),
-    customdata: BASE, text: BASE.map((i) => PTS[i].name), textposition: "top center",
-    hovertext: BASE.map((i) => PTS[i].hover), hoverinfo: "text",
-    marker: { symbol: "diamond", size: 13, color: "black" },
-  };
+  const out = [evals, fr];
+  const checked = front.filter(has);
+  if (checked.length) {
+    const [lx, ly] = links(checked, xm, ym);
+    out.push({ type: "scatter", mode: "lines", name: "search → re-check", x: lx, y: ly, hoverinfo: "skip",
+               line: { color: "#ff7f0e", width: 1, dash: "dot" } });
+    out.push({ type: "scatter", mode: "markers", name: "re-check (fresh seeds; bars: per-seed range)",
+               x: checked.map((i) => PTS[i].rc.m[xm]), y: checked.map((i) => PTS[i].rc.m[ym]), customdata: checked,
+               text: checked.map((i) => "re-check of eval " + PTS[i].id), hoverinfo: "text+x+y",
+               error_x: bars(checked, xm, "#ff7f0e"), error_y: bars(checked, ym, "#ff7f0e"),
+               marker: { symbol: "circle-open", size: 10, color: "#ff7f0e", line: { width: 2 } } });
+    const bad = checked.filter((i) => PTS[i].rc.dominated_by.length);
+    if (bad.length) {
+      out.push({ type: "scatter", mode: "markers", name: "re-check dominated by a baseline",
+                 x: bad.map((i) => PTS[i].rc.m[xm]), y: bad.map((i) => PTS[i].rc.m[ym]), customdata: bad,
+                 text: bad.map((i) => "eval " + PTS[i].id + ": re-check dominated by " + PTS[i].rc.dominated_label),
+                 hoverinfo: "text", marker: { symbol: "x-thin-open", size: 18, color: "red", line: { width: 3 } } });
+    }
+  }
+  // one marker per picked point: the balanced and knee picks often coincide
+  const picked = new Map();
+  for (const p of DATA.picks) picked.set(p.id, [...(picked.get(p.id) || []), p.name]);
+  for (const [id, names] of picked) {
+    const i = byId.get(id), [symbol, colour, size] = PICK_STYLE[names[0]];
+    out.push({ type: "scatter", mode: "markers", name: names.join(" and ") + " pick (eval " + id + ")",
+               x: [PTS[i].m[xm]], y: [PTS[i].m[ym]], customdata: [i], text: [PTS[i].hover], hoverinfo: "text",
+               marker: { symbol: symbol, size: size, color: colour, line: { width: 1, color: "black" } } });
+  }
+  BASE.forEach((i, k) => {
+    const symbol = SYMBOLS[k % SYMBOLS.length], group = "baseline" + k;
+    out.push({ type: "scatter", mode: "markers", name: "baseline " + PTS[i].label, legendgroup: group,
+               x: [PTS[i].m[xm]], y: [PTS[i].m[ym]], customdata: [i], text: [PTS[i].hover], hoverinfo: "text",
+               marker: { symbol: symbol, size: 13, color: "black" } });
+    if (has(i)) {
+      const [lx, ly] = links([i], xm, ym);
+      out.push({ type: "scatter", mode: "lines", x: lx, y: ly, legendgroup: group, showlegend: false,
+                 hoverinfo: "skip", line: { color: "black", width: 1, dash: "dot" } });
+      out.push({ type: "scatter", mode: "markers", name: "baseline " + PTS[i].label + ", re-check", legendgroup: group,
+                 x: [PTS[i].rc.m[xm]], y: [PTS[i].rc.m[ym]], customdata: [i], hoverinfo: "text+x+y",
+                 text: ["re-check of baseline " + PTS[i].label], error_x: bars([i], xm, "black"),
+                 error_y: bars([i], ym, "black"),
+                 marker: { symbol: symbol + "-open", size: 13, color: "black", line: { width: 2 } } });
+    }
+  });
+  const axis = (m, box) => document.getElementById(box).checked
+    ? { title: { text: DATA.titles[m] }, type: "log", ...logTicks(PTS.map((p) => p.m[m])) }
+    : { title: { text: DATA.titles[m] }, type: "linear" };
   const layout = {
-    // slowdowns are heavy-tailed: a log axis keeps the front readable next to far-off points
-    xaxis: { title: { text: xm }, type: document.getElementById("x-log").checked ? "log" : "linear" },
-    yaxis: { title: { text: ym }, type: document.getElementById("y-log").checked ? "log" : "linear" },
+    xaxis: axis(xm, "x-log"),
+    yaxis: axis(ym, "y-log"),
     hovermode: "closest",
-    margin: { t: 20 }, legend: { orientation: "h", y: -0.15 },
+    // legend below the plot: baseline names never overlap points or each other
+    margin: { t: 20 }, legend: { orientation: "h", y: -0.18, yanchor: "top" },
   };
-  return [[evals, fr, base], layout];
+  return [out, layout];
 }
 
 function render() {
@@ -203,6 +316,10 @@ function show(i) {
   current = p;
   document.getElementById("config-title").textContent =
     p.kind === "baseline" ? "Baseline " + p.name : "Evaluation " + p.id + " (generation " + p.gen + ")";
+  const rc = p.rc ? "re-check on fresh seeds: " + DATA.objectives.map((o) => o + " = " +
+    (p.rc.m[o] === null ? "-" : p.rc.m[o].toPrecision(4))).join(", ") : "";
+  const dom = p.rc && p.rc.dominated_by.length ? "; dominated by the re-check of " + p.rc.dominated_by.join(", ") : "";
+  document.getElementById("config-recheck").textContent = rc + dom;
   document.getElementById("config-yaml").textContent = p.yaml;
   document.getElementById("download").disabled = false;
 }

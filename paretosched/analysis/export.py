@@ -32,6 +32,7 @@ from typing import Any
 import paretosched
 from paretosched.analysis.front import front_of, resolve_pick
 from paretosched.analysis.rundata import RunData, load_run
+from paretosched.analysis.slurm_export import slurm_fragment
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
@@ -86,7 +87,7 @@ def to_yaml(doc: dict[str, Any]) -> str:
     return dump_yaml(doc, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
-def export_pick(run_dir: str, pick: str, out: str) -> Path:
+def export_pick(run_dir: str, pick: str, out: str, fmt: str = "yaml") -> Path:
     """Write the config of a picked point as YAML to `out`; returns the written path.
 
     `pick` is one of: `balanced` (paper's equal-weight min-max rule), `knee` (pymoo high
@@ -94,6 +95,7 @@ def export_pick(run_dir: str, pick: str, out: str) -> Path:
     `weights:a,b,...` (one weight per objective, in study order), `index:N` (N-th point,
     0-based, of the front sorted by the first objective, as front.csv), `eval:ID` (any
     successful search evaluation by eval id). Mistakes raise a one-line UserError.
+    `fmt`: `yaml` (the config `simulate` reads) or `slurm` (a slurm.conf fragment).
     """
     run = load_run(run_dir)
     front = front_of(run)
@@ -105,6 +107,9 @@ def export_pick(run_dir: str, pick: str, out: str) -> Path:
     if path.is_dir():
         path = path / f"{run.study_name}_{_slug(chosen.name)}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "slurm":
+        path.write_text(slurm_fragment(doc), encoding="utf-8")
+        return path
     path.write_text(to_yaml(doc), encoding="utf-8")
     return path
 

@@ -50,14 +50,44 @@ def min_form(values: np.ndarray, signs: np.ndarray) -> np.ndarray:
     return np.asarray(values, dtype=float) * signs
 
 
+def layers(run: RunData, points: pd.DataFrame) -> np.ndarray:
+    """Non-dominated layer of each row of `points` (0 = its Pareto front), pymoo's sorting."""
+    F = min_form(points[run.objectives].to_numpy(), run.signs)
+    rank = np.zeros(len(F), dtype=int)
+    for k, idx in enumerate(NonDominatedSorting().do(F) if len(F) else []):
+        rank[idx] = k
+    return rank
+
+
 def front_of(run: RunData) -> pd.DataFrame:
     """Non-dominated successful search evaluations, sorted by the first objective (then eval id)."""
     ok = require_ok(run)
-    F = min_form(ok[run.objectives].to_numpy(), run.signs)
-    idx = NonDominatedSorting().do(F, only_non_dominated_front=True)
-    front = ok.iloc[np.sort(idx)]
+    front = ok[layers(run, ok) == 0]
     # front order = first objective in natural sign, as front.csv of the run directory
     return front.sort_values([run.objectives[0], "eval_id"], kind="mergesort")
+
+
+NEAR_MIN_POINTS = 40  # layers are added until the near-front set holds this many distinct genomes
+
+
+def near_front(run: RunData, n_layers: int | None = None) -> tuple[pd.DataFrame, int]:
+    """Successful search evaluations in the first non-dominated layers, one per distinct genome.
+
+    `n_layers` None: layers are added until the set holds NEAR_MIN_POINTS genomes (or the log
+    runs out). Returns the rows (eval id order) and the number of layers used. Duplicated
+    genomes (cache hits, re-evaluated elites) count once: a copy in a held-out fold would leak.
+    """
+    if n_layers is not None and n_layers < 1:
+        raise UserError(f"layers must be >= 1 (got {n_layers})")
+    ok = require_ok(run)
+    distinct = ok[~ok[list(run.genes)].astype(str).duplicated()] if run.genes else ok
+    rank = layers(run, distinct)
+    k = n_layers if n_layers is not None else int(rank.max()) + 1
+    if n_layers is None:
+        counts = np.cumsum(np.bincount(rank))
+        reached = np.flatnonzero(counts >= NEAR_MIN_POINTS)
+        k = int(reached[0]) + 1 if len(reached) else len(counts)
+    return distinct[rank < k], k
 
 
 def scaled(F: np.ndarray) -> np.ndarray:

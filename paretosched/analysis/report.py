@@ -1,9 +1,11 @@
 """`paretosched analyse RUN`: CSV tables and one self-contained report.html.
 
 Writes into `<run_dir>/analysis/` (or `out`): front.csv (front points, picks marked),
-picks.csv, clusters.csv, lasso.csv, hypervolume.csv, notes.txt and report.html. Degenerate
-runs (one front point, identical points, tiny clusters) give notes in the report, never an
-exception; only user mistakes raise `UserError`.
+picks.csv, clusters.csv, lasso.csv, hypervolume.csv, notes.txt and report.html, which opens
+with the summary of `overview.py` (front and baselines on the re-check seeds, verdicts, picks,
+next commands). Degenerate runs (one front point, identical points, clusters too small to
+fit) give notes, and sentences in place of charts, never an exception; only user mistakes
+raise `UserError`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ import plotly.graph_objects as go
 
 from paretosched.analysis import figures
 from paretosched.analysis.drivers import Clustering, cluster, lasso_table
-from paretosched.analysis.front import Pick, front_of, hypervolume_by_generation, min_form, scaled, standard_picks
+from paretosched.analysis.front import (Pick, front_of, hypervolume_by_generation, min_form, near_front, scaled,
+                                        standard_picks)
+from paretosched.analysis.overview import overview_html
+from paretosched.analysis.recheck import load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.errors import UserError
 
@@ -67,15 +72,22 @@ def _picks_table(run: RunData, front: pd.DataFrame, picks: list[Pick]) -> pd.Dat
     return pd.DataFrame(rows)
 
 
-def analyse(run_dir: str, out: str | None = None, on: str = "front", eps: float | None = None,
-            min_samples: int | None = None) -> Path:
+ON = {"near": "evaluations near the front", "front": "Pareto front", "population": "final population"}
+
+
+def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float | None = None,
+            min_samples: int | None = None, layers: int | None = None) -> Path:
     """Analyse a run directory; returns the folder holding the CSV tables and report.html.
 
-    `on` chooses what DBSCAN clusters: "front" (the Pareto front) or "population" (the final
+    `on` chooses what DBSCAN clusters and Lasso fits: "near" (every distinct successful search
+    evaluation in the first `layers` non-dominated layers; by default as many layers as reach
+    NEAR_MIN_POINTS points, see docs/analysis.md), "front" or "population" (the final
     population). `eps`/`min_samples` override the automatic DBSCAN settings.
     """
-    if on not in ("front", "population"):
-        raise UserError(f"on must be 'front' or 'population' (got {on!r})")
+    if on not in ON:
+        raise UserError(f"on must be one of {', '.join(repr(k) for k in ON)} (got {on!r})")
+    if layers is not None and on != "near":
+        raise UserError(f"--layers applies to --on near only (got --on {on})")
     run = load_run(run_dir)
     notes = list(run.notes)
     front = front_of(run)  # UserError when no successful search evaluation exists
@@ -84,7 +96,12 @@ def analyse(run_dir: str, out: str | None = None, on: str = "front", eps: float 
     if len(front) == 1:
         notes.append("the front has a single point: every pick is that point")
     population = final_population(run, notes)
-    points = front if on == "front" else population
+    if on == "near":
+        points, used = near_front(run, layers)
+        notes.append(f"clusters and drivers: {len(points)} distinct successful search evaluations in the first "
+                     f"{used} non-dominated layer(s)")
+    else:
+        points = front if on == "front" else population
     clus = _clustering(run, points, eps, min_samples)
     notes += clus.notes
     lasso, lasso_notes = lasso_table(points, clus.labels, run.genes, run.objectives)
@@ -110,16 +127,22 @@ def analyse(run_dir: str, out: str | None = None, on: str = "front", eps: float 
     hv.to_csv(dest / "hypervolume.csv", index=False)
     (dest / "notes.txt").write_text("".join(n + "\n" for n in notes), encoding="utf-8")
 
-    what = "Pareto front" if on == "front" else "final population"
+    what = ON[on]
     baselines = run.frame[(run.frame["kind"] == "baseline") & (run.frame["status"] == "ok")]
-    figs: list[tuple[str, go.Figure]] = [
-        ("Progress towards the front (Kell et al. fig. 3)", figures.progress(run.search_ok(), front, baselines, x, y)),
+    rc = load_recheck(run)
+    figs: list[tuple[str, go.Figure | str]] = [
+        ("Progress towards the front (Kell et al. fig. 3)",
+         figures.progress(run.search_ok(), front, baselines, x, y, rc, picks)),
         ("Hypervolume convergence", figures.hypervolume(hv)),
         (f"Clusters of the {what} (fig. 4a)", figures.clusters(points, clus.labels, x, y, what)),
     ]
     for obj in run.objectives:
-        if (lasso["objective"].eq(obj) & lasso["feature"].ne("")).any():
-            figs.append((f"What drives {obj} (figs. 4b, 5)", figures.lasso_bars(lasso, obj)))
+        useful = lasso["objective"].eq(obj) & lasso["feature"].ne("") & lasso["useful"].astype(bool)
+        figs.append((f"What drives {obj} (figs. 4b, 5)",
+                     figures.lasso_bars(lasso, obj) if useful.any() else _no_driver_chart(lasso, obj)))
+        skipped = _not_charted(lasso, obj) if useful.any() else ""
+        if skipped:
+            figs.append(("", skipped))
     vio = figures.violins(population, run.genes)
     if vio is not None:
         figs.append(("Numeric genes in the final population (fig. 6)", vio))
@@ -127,38 +150,64 @@ def analyse(run_dir: str, out: str | None = None, on: str = "front", eps: float 
         if not g.numeric:
             figs.append((f"{g.path} per cluster (figs. 8-10)", figures.categorical_shares(points, clus.labels, g)))
     tables = [("Picks", picks_t), ("Pareto front", front_t), ("Lasso fits", _lasso_summary(lasso))]
-    (dest / "report.html").write_text(_html(run, notes, figs, tables, clus, what), encoding="utf-8")
+    top = overview_html(run, front, picks, rc)
+    (dest / "report.html").write_text(_html(run, notes, figs, tables, clus, what, top), encoding="utf-8")
     return dest
 
 
 def _lasso_summary(lasso: pd.DataFrame) -> pd.DataFrame:
     return (lasso.groupby(["cluster", "objective"], sort=True)
-            .agg(n=("n", "first"), method=("method", "first"), r2=("r2", "first"), alpha=("alpha", "first"),
-                 note=("note", "first")).reset_index())
+            .agg(n=("n", "first"), method=("method", "first"), r2_cv=("r2_cv", "first"),
+                 r2_train=("r2_train", "first"), alpha=("alpha", "first"), note=("note", "first"))
+            .reset_index())
 
 
-def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure]], tables: list[tuple[str, pd.DataFrame]],
-          clus: Clustering, what: str) -> str:
+def _no_driver_chart(lasso: pd.DataFrame, obj: str) -> str:
+    """In place of the chart: why there is none, per cluster, and what to change."""
+    fits = lasso[lasso["objective"].eq(obj) & lasso["cluster"].ne(-1)].drop_duplicates("cluster")
+    if fits.empty:
+        return f"No driver chart for {obj}: every point is DBSCAN noise. Try --eps larger, or --on front."
+    why = "; ".join(f"cluster {int(r.cluster)}: {r.note}" for r in fits.itertuples())
+    todo = next((a for a in fits["advice"] if isinstance(a, str) and a), "")
+    return f"No driver chart for {obj}: {why}. To get one: {todo}." if todo else f"No driver chart for {obj}: {why}."
+
+
+def _not_charted(lasso: pd.DataFrame, obj: str) -> str:
+    """Below a chart: the clusters it leaves out and why."""
+    fits = lasso[lasso["objective"].eq(obj) & lasso["cluster"].ne(-1) & ~lasso["useful"].astype(bool)]
+    fits = fits.drop_duplicates("cluster")
+    return "; ".join(f"Cluster {int(r.cluster)} not charted: {r.note}" for r in fits.itertuples()) + \
+        ("." if len(fits) else "")
+
+
+def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]],
+          tables: list[tuple[str, pd.DataFrame]], clus: Clustering, what: str, top: str) -> str:
     esc = html.escape
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>paretosched report: {esc(run.study_name)}</title>",
         "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
-        "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}.notes li{color:#8a4b00}</style></head><body>",
+        "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}.notes li{color:#8a4b00}.bad{color:#c00}"
+        ".warn,.nochart{color:#8a4b00;font-weight:bold}pre.next{background:#f4f4f4;padding:6px}</style></head><body>",
         f"<h1>Study {esc(run.study_name)}</h1>",
         f"<p>Run directory: <code>{esc(str(run.run_dir))}</code>; generated "
         f"{esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}.</p>",
         f"<p>Objectives: {esc(', '.join(f'{o} ({s})' for o, s in zip(run.objectives, run.senses)))}. "
         f"{len(run.search_ok())} successful search evaluations; DBSCAN on the {esc(what)} "
         f"(eps {clus.eps:.4g}, min_samples {clus.min_samples}, label -1 = noise).</p>",
+        top,
         "<h2>Notes</h2><ul class='notes'>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>"
         if notes else "",
     ]
     for title, table in tables[:1]:
         parts.append(f"<h2>{esc(title)}</h2>" + table.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}"))
     for i, (title, fig) in enumerate(figs):
-        # plotly.js is inlined once, with the first figure; the others reuse it
-        parts.append(f"<h2>{esc(title)}</h2>")
+        # plotly.js is inlined once, with the first figure (always a chart); the others reuse it
+        if title:
+            parts.append(f"<h2>{esc(title)}</h2>")
+        if isinstance(fig, str):  # no chart: the sentence saying why
+            parts.append(f"<p class='nochart'>{esc(fig)}</p>")
+            continue
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0), default_height="480px"))
     for title, table in tables[1:]:
         parts.append(f"<h2>{esc(title)}</h2>" + table.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}"))

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from paretosched.errors import UserError
-from paretosched.search.runlog import read_evaluations
+from paretosched.search.runlog import current_rows, read_evaluations
 from paretosched.yamlio import read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
@@ -176,7 +176,8 @@ def load_run(run_dir: str | Path) -> RunData:
     if len(names) < 2:
         raise UserError(f"{d}: cannot tell the objectives (need at least two, in summary.json or study.yaml)")
     name = str(summary.get("study") or study.get("name") or d.name)
-    frame = _tidy(rows, genes, names)
+    # a resampled genome's earlier rows (fewer seeds) would otherwise compete with its current one
+    frame = _tidy(current_rows(rows), genes, names)
     by_id = {int(r["eval_id"]): r for r in rows}
     rechecks = {int(r["recheck_of"]): r for r in rows
                 if r.get("kind") == "recheck" and r.get("recheck_of") is not None and r.get("status") == "ok"}

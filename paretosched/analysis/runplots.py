@@ -14,6 +14,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from paretosched.analysis.escape import plotly_text
 from paretosched.errors import UserError
 
 # Beyond this many core-bars the Gantt would be too heavy for a browser: it shows the first jobs.
@@ -45,7 +46,7 @@ def gantt(platform: Any, jobs: list[dict[str, Any]]) -> tuple[go.Figure, str]:
         if ptype != band:
             if band is not None:
                 fig.add_hrect(y0=first - 0.5, y1=(p.first_core if p else platform.n_cores) - 0.5, line_width=0,
-                              fillcolor="grey", opacity=0.06, annotation_text=band, annotation_position="left")
+                              fillcolor="grey", opacity=0.06, annotation_text=plotly_text(band), annotation_position="left")
             band, first = ptype, p.first_core if p else 0
     fig.update_layout(title="Gantt: jobs on cores", xaxis_title="time_s", yaxis_title="core", bargap=0,
                       showlegend=False)
@@ -100,7 +101,7 @@ def pstates(tl: Any) -> go.Figure:
 
 def overuse(spans: Any) -> go.Figure:
     fig = go.Figure(go.Bar(x=(spans["end_s"] - spans["start_s"]).tolist(), base=spans["start_s"].tolist(),
-                           y=spans["processor"].tolist(), orientation="h", text=spans["processor_type"].tolist(),
+                           y=spans["processor"].tolist(), orientation="h", text=[plotly_text(t) for t in spans["processor_type"]],
                            hoverinfo="text+x+y", marker={"color": "#d62728"}, textposition="none"))
     fig.update_layout(title="Memory-bandwidth over-use spans (P1) per processor", xaxis_title="time_s",
                       yaxis_title="processor", bargap=0.1)

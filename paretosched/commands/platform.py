@@ -7,6 +7,7 @@ from typing import Any
 
 
 def run_platform(args: Any) -> int:
+    from paretosched.commands.outputs import json_safe
     from paretosched.sim.platform import builtin_platform_names, load_platform
 
     if args.platform_command == "list":
@@ -15,7 +16,7 @@ def run_platform(args: Any) -> int:
         return 0
     s = load_platform(args.platform).summary()
     if args.json:
-        print(json.dumps(s, indent=2))
+        print(json.dumps(json_safe(s), indent=2, allow_nan=False))
         return 0
     print(f"platform {s['name']}: {s['clusters']} cluster(s), {s['nodes']} nodes, {s['processors']} processors, "
           f"{s['cores']} cores")

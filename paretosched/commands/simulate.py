@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from paretosched.commands.outputs import json_safe
 from paretosched.config import SimConfig, load_config
 from paretosched.errors import UserError
+
+_KEYS = ("workload", "scheduler", "platform", "model")  # messages that start with a config key
 
 # (metric, label, format) rows of the readable table
 _TABLE = (
@@ -33,6 +36,9 @@ _TABLE = (
 
 def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
     data = cfg.model_dump()
+    for option, value in (("--platform", args.platform), ("--workload", args.workload)):
+        if value is not None and not value.strip():
+            raise UserError(f"{option}: empty value (leave the option out to keep the config's)")
     if args.platform:
         data["platform"] = args.platform
     wl = data["workload"]
@@ -61,13 +67,17 @@ def run_simulate(args: Any) -> int:
     else:
         seeds = [cfg.seed]
     _warn_if_other_twin(cfg)
-    prep = prepare(cfg)
-    note = window_note(cfg, prep)
-    if note:
-        print(f"paretosched: note: {note}", file=sys.stderr)
     want_tl = bool(args.timeline or args.plots or cfg.timeline)
-    results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl)
-               for s in seeds]
+    try:
+        prep = prepare(cfg)
+        note = window_note(cfg, prep)
+        if note:
+            print(f"paretosched: note: {note}", file=sys.stderr)
+        results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl)
+                   for s in seeds]
+    except UserError as exc:  # a key path alone ('workload.jobs: ...') gets the file it is in
+        msg = str(exc)
+        raise UserError(f"{args.config}: {msg}" if msg.startswith(_KEYS) else msg) from None
     metrics = mean_metrics([r.metrics for r in results]) if len(results) > 1 else results[0].metrics
     if args.out:
         _write_outputs(Path(args.out), seeds, results, metrics)
@@ -76,7 +86,7 @@ def run_simulate(args: Any) -> int:
 
         write_run_plots(Path(args.plots), prep.platform, results[0].jobs, results[0].timeline, title=str(args.config))
     if args.json:
-        print(json.dumps(metrics, sort_keys=False))
+        print(json.dumps(json_safe(metrics), sort_keys=False, allow_nan=False))
     else:
         _print_table(cfg, seeds, results[0].load, metrics)
     return 0
@@ -130,5 +140,5 @@ def _write_outputs(out: Path, seeds: list[int], results: list[Any], metrics: dic
     doc = {"metrics": metrics, "seeds": seeds, "per_seed": [r.metrics for r in results],
            "energy_unattributed_j": [r.energy_unattributed_j for r in results], "load": results[0].load}
     tmp = out / "metrics.json.tmp"
-    tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    tmp.write_text(json.dumps(json_safe(doc), indent=2, allow_nan=False), encoding="utf-8")
     os.replace(tmp, out / "metrics.json")

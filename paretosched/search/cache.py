@@ -1,8 +1,9 @@
 """Content-addressed cache of single simulations (config x seed -> metrics).
 
 Key = sha256 of the canonical JSON of: the decoded config, the seed, the sha256 of the
-trace file and of the platform file the config refers to, the package version and the
-twin's version. So a changed trace, platform or twin never returns stale numbers, and any
+trace file and of the platform file the config refers to, the package version, the
+twin's version and, for any evaluator but the twin, its 'module:function' (an analytic
+evaluator must never be served the twin's numbers, nor the reverse). So a changed trace, platform or twin never returns stale numbers, and any
 run of a study (or another study with the same config) reuses results.
 
 One small JSON file per key under `<dir>/<key[:2]>/<key>.json`, written atomically, so
@@ -46,14 +47,17 @@ def input_digest(cfg: dict[str, Any]) -> dict[str, str | None]:
     return {k: (file_digest(p) if p is not None else None) for k, p in input_files(cfg).items()}
 
 
-def cache_key(cfg: dict[str, Any], seed: int, digests: dict[str, str | None] | None = None) -> str:
-    """The content address of one simulation."""
-    payload = {
+def cache_key(cfg: dict[str, Any], seed: int, digests: dict[str, str | None] | None = None,
+              evaluator: str | None = None) -> str:
+    """The content address of one simulation by `evaluator` ('module:function'; None = the twin)."""
+    payload: dict[str, Any] = {
         "config": cfg,
         "seed": int(seed),
         "inputs": digests if digests is not None else input_digest(cfg),
         "version": twin_version(),
     }
+    if evaluator is not None:  # absent for the twin, so its existing cache entries stay valid
+        payload["evaluator"] = evaluator
     return hashlib.sha256(canonical(payload).encode()).hexdigest()
 
 

@@ -19,10 +19,10 @@ from typing import Any, Callable, Iterator
 
 from paretosched.errors import UserError
 from paretosched.search.cache import Cache, cache_key, input_digest
+from paretosched.search.guards import TWIN_EVALUATOR, evaluator_id, require_evaluator
 from paretosched.search.space import canonical
 
 EvalFn = Callable[[dict[str, Any], int], dict[str, float]]
-TWIN_EVALUATOR = "paretosched.search.twin:evaluate"
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,25 @@ def run_one(fn: str | EvalFn, cfg: dict[str, Any], seed: int) -> tuple[str, dict
         return "failed", None, text, time.perf_counter() - t0
 
 
+def require_backend(backend: str) -> None:
+    """A one-line error when `backend` needs an extra that is not installed (dask: the `dask` extra)."""
+    if backend == "dask":
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise UserError("the dask backend needs dask.distributed: pip install 'paretosched[dask]' "
+                            "(or evaluate here with --local)") from None
+
+
 class Engine:
     """Evaluates batches of (config, seed) tasks; use as a context manager."""
 
     def __init__(self, fn: str | EvalFn | None = None, workers: int = 1, backend: str = "local",
                  address: str | None = None, cache: Cache | None = None) -> None:
         self.fn: str | EvalFn = fn if fn is not None else TWIN_EVALUATOR
+        if isinstance(self.fn, str):  # a reference from a file; a callable was chosen by code
+            require_evaluator(self.fn, "study")
+        self._evaluator = evaluator_id(self.fn)
         self.workers = max(1, int(workers))
         self.backend = backend
         self.address = address
@@ -116,7 +129,7 @@ class Engine:
             io = canonical([cfg.get("platform"), cfg.get("workload")])
             if io not in digests:
                 digests[io] = input_digest(cfg)
-            keys.append(cache_key(cfg, seed, digests[io]))
+            keys.append(cache_key(cfg, seed, digests[io], self._evaluator))
 
         results: dict[str, SeedResult] = {}
         todo: dict[str, tuple[dict[str, Any], int]] = {}  # unique misses, in first-seen order

@@ -10,7 +10,7 @@ instead of being simulated and logged again.
 Resampling (docs/search.md) gives a genome more seeds with a new `search` row whose `seeds`
 extend the earlier row's and whose `supersedes` names it; the seeds already run are copied
 from that row, not simulated again. `current(eid)` follows these links to a genome's latest
-row, whose means are the genome's values; `current_rows` does the same for readers of a log.
+row, whose means are the genome's values; `runlog.current_rows` does the same for readers of a log.
 """
 
 from __future__ import annotations
@@ -194,12 +194,6 @@ def make_row(eid: int, spec: Spec, generation: int, per_seed: list[SeedResult],
         "status": "ok" if error is None else "failed", "error": error,
         "wall_s": float(sum(r.wall_s for r in per_seed)),
     }
-
-
-def current_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows no later row supersedes (each resampled genome once, with all its seeds)."""
-    gone = {r["supersedes"] for r in rows if r.get("supersedes") is not None}
-    return [r for r in rows if r["eval_id"] not in gone]
 
 
 def _json_safe(d: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,8 @@ import numpy as np
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
 from paretosched.search.cache import Cache, twin_version
-from paretosched.search.evaluate import Engine
+from paretosched.search.evaluate import Engine, require_backend
+from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
@@ -53,7 +54,9 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
     if local:
         par = par.model_copy(update={"backend": "local", "address": None})
     study = study.model_copy(update={"parallel": par})
+    require_backend(par.backend)  # before the run directory exists: no stray one left behind
     notes = [note] if note else []
+    announce(f"{study.name}: {check_cost(study, study_path)}")
     if study.evaluator is None:  # the twin: parse its inputs once, here, so bad ones fail fast
         from paretosched.search.twin import check_inputs
 
@@ -63,6 +66,7 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
             raise UserError(f"{study_path}: base: {exc}") from None
         notes += [window] if window else []
 
+    check_cache_dir(_cache_dir(study, run_dir) if study.cache else None, study_path)
     make_run_dir(run_dir)
     cache = Cache(_cache_dir(study, run_dir) if study.cache else None)
     with RunLock(run_dir):

@@ -10,7 +10,8 @@ from types import TracebackType
 from typing import Any
 
 from paretosched.errors import UserError
-from paretosched.search.runlog import SUMMARY, write_json
+from paretosched.search.guards import check_log
+from paretosched.search.runlog import SUMMARY, read_evaluations, write_json
 from paretosched.search.study import STUDY_FILE, Study, load_study
 
 LOCK = ".lock"  # held (flock) by the session writing the run; ignored when deciding "empty"
@@ -31,6 +32,7 @@ def open_run(path: Path, out: str | None, resume: bool) -> tuple[Study, Path, st
         if out is not None and Path(out).resolve() != path.resolve():
             raise UserError(f"--out {out}: a run directory resumes in place; drop --out (or resume the study "
                             f"file with --out)")
+        check_log(read_evaluations, path)
         return load_study(path), path, None
     study = load_study(path)
     run_dir = Path(out) if out is not None else Path("runs") / study.name
@@ -41,6 +43,7 @@ def open_run(path: Path, out: str | None, resume: bool) -> tuple[Study, Path, st
         return study, run_dir, note
     if not resume:
         raise UserError(f"{run_dir}: run directory exists and is not empty; use --resume or another --out")
+    check_log(read_evaluations, run_dir)
     if (run_dir / STUDY_FILE).exists():
         before = load_study(run_dir).model_dump(mode="json", exclude={"parallel"})
         diff = first_difference(before, study.model_dump(mode="json", exclude={"parallel"}))
@@ -142,4 +145,7 @@ def mark_interrupted(run_dir: Path) -> None:
         return
     if summary.get("status") == "running":
         summary["status"] = "interrupted"
-        write_json(p, summary)
+        try:
+            write_json(p, summary)
+        except OSError:  # e.g. the full disk that stopped the run: report that error, not this one
+            pass

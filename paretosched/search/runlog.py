@@ -97,6 +97,15 @@ def append_rows(run_dir: Path, rows: Iterable[dict[str, Any]]) -> None:
         os.fsync(f.fileno())
 
 
+def current_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows no later row supersedes (each resampled genome once, with all its seeds).
+
+    Every reader that ranks genomes (the search's front, analysis, the API) must use these rows:
+    a superseded row holds the same genome on fewer seeds."""
+    gone = {r["supersedes"] for r in rows if r.get("supersedes") is not None}
+    return [r for r in rows if r["eval_id"] not in gone]
+
+
 def read_evaluations(path: str | Path) -> list[dict[str, Any]]:
     """Rows of an evaluation log (a run dir or the jsonl itself); a torn last line is dropped."""
     p = Path(path)

@@ -18,6 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
+from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
 from paretosched.yamlio import read_yaml, register_union_tags, validate
 
 STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
@@ -43,7 +44,7 @@ def metric_names() -> tuple[str, ...]:
 class _Strict(BaseModel):
     # strict: no silent coercion of what the user wrote ("2" or true for a number, "no" for a
     # bool); an int is still accepted where a float is expected.
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,8 +164,8 @@ class Mutation(_Strict):
 class AlgorithmSpec(_Strict):
     """NSGA-II (NSGA-III automatically for 3+ objectives) settings."""
 
-    pop_size: int = Field(40, ge=4)
-    n_offsprings: int | None = Field(None, ge=1, description="offspring per generation; null = pop_size")
+    pop_size: int = Field(40, ge=4, le=MAX_POP_SIZE)
+    n_offsprings: int | None = Field(None, ge=1, le=MAX_POP_SIZE, description="offspring per generation; null = pop_size")
     crossover: Crossover = Field(default_factory=Crossover)
     mutation: Mutation = Field(default_factory=Mutation)
 
@@ -179,7 +180,7 @@ class ResamplingSpec(_Strict):
 
 
 class ParallelSpec(_Strict):
-    workers: int = Field(1, ge=1)
+    workers: int = Field(1, ge=1, le=MAX_WORKERS)
     backend: Literal["local", "dask"] = "local"
     address: str | None = Field(None, description="Dask scheduler address (backend dask)")
 
@@ -276,6 +277,8 @@ class Study(_Strict):
             raise ValueError("seeds must be >= 1 (a count) or a non-empty list")
         if isinstance(v, list) and (not v or len(set(v)) != len(v)):
             raise ValueError("seeds must be a non-empty list of distinct seeds")
+        if (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
+            raise ValueError(f"at most {MAX_SEEDS} seeds")
         return v
 
     @field_validator("recheck")
@@ -283,6 +286,15 @@ class Study(_Strict):
     def _recheck(cls, v: int | list[int] | None) -> int | list[int] | None:
         if isinstance(v, int) and v < 0:
             raise ValueError("recheck must be >= 0 (0 = no re-check)")
+        if v is not None and (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
+            raise ValueError(f"at most {MAX_SEEDS} re-check seeds")
+        return v
+
+    @field_validator("name")
+    @classmethod
+    def _not_a_dot(cls, v: str) -> str:
+        if v in (".", ".."):  # runs/. is runs itself, runs/.. its parent
+            raise ValueError("a study name names its run folder (runs/<name>): '.' and '..' are not names")
         return v
 
     @field_validator("evaluator")
@@ -472,6 +484,7 @@ def _is_free_dict(node: dict[str, Any]) -> bool:
 def _import_evaluator(ref: str, src: str) -> Any:
     import importlib
 
+    require_evaluator(ref, src)  # before importing: a study must not run arbitrary code
     module, _, func = ref.partition(":")
     try:
         fn = getattr(importlib.import_module(module), func)

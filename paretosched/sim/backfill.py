@@ -13,7 +13,9 @@ its reservation (a tested invariant); with interference, backfilled jobs may slo
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from bisect import bisect_left, bisect_right, insort
+from typing import TYPE_CHECKING, Any, Iterator
+from weakref import WeakKeyDictionary
 
 from paretosched.sim.policies import JobSelector, ResourceSelector
 from paretosched.sim.taking import take_once
@@ -24,13 +26,78 @@ if TYPE_CHECKING:
 
 def estimated_end(job: Any, now: float) -> float:
     """When the scheduler expects `job` to end: requested operations left over current speed."""
+    return max(now, _raw_end(job))
+
+
+def _raw_end(job: Any) -> float:
+    """The latest of the job's groups' estimated ends (not clamped to now: see `EndOrder`)."""
     extra = job.req_ops - job.ops
-    est = now
-    for g in job.groups:
+    groups = job.groups
+    g = groups[0]
+    est = g.end + extra / g.speed
+    for g in groups:
         t = g.end + extra / g.speed
         if t > est:
             est = t
     return est
+
+
+class EndOrder:
+    """The twin's running jobs ordered by (estimated end, arrival), kept between passes.
+
+    Sorting every running job at every pass was the largest cost of EASY on deep queues. A job's
+    estimate moves only when it begins, when one of its groups is re-timed (a speed change) or
+    when it ends, and the twin marks the job on each (`Twin.job_watchers`); a pass re-files only
+    the marked jobs. Entries hold the unclamped estimate: jobs already past it (overran) are a
+    prefix, which a pass re-orders by arrival because their clamped estimate (now) is equal.
+    """
+
+    def __init__(self, twin: Twin) -> None:
+        self.twin = twin
+        self.entries: list[tuple[float, int, Any]] = []  # (raw estimated end, seq, job), sorted
+        self.est: dict[Any, float] = {}
+        self._dirty: dict[Any, None] = dict.fromkeys(twin.running)
+        twin.job_watchers.append(self._dirty)
+        self.unbounded_mem = all(n.mem_cap == math.inf for n in twin.nodes)
+
+    def sync(self) -> None:
+        dirty = self._dirty
+        if not dirty:
+            return
+        entries, est, running = self.entries, self.est, self.twin.running
+        for job in dirty:
+            old = est.pop(job, None)
+            if old is not None:
+                del entries[bisect_left(entries, (old, job.seq))]
+            if job in running:
+                e = est[job] = _raw_end(job)
+                insort(entries, (e, job.seq, job))
+        dirty.clear()
+
+    def walk(self, now: float) -> Iterator[Any]:
+        """Running jobs in the order of (estimated end clamped to now, arrival)."""
+        entries = self.entries
+        cut = bisect_right(entries, (now, math.inf))
+        if cut:
+            yield from sorted((e[2] for e in entries[:cut]), key=_seq)
+        for i in range(cut, len(entries)):
+            yield entries[i][2]
+
+
+def _seq(job: Any) -> int:
+    return job.seq
+
+
+_ORDERS: WeakKeyDictionary[Any, EndOrder] = WeakKeyDictionary()
+
+
+def end_order(twin: Twin) -> EndOrder:
+    """The twin's `EndOrder`, made on first use (one per twin: RL schedulers switch policy pairs)."""
+    order = _ORDERS.get(twin)
+    if order is None:
+        order = _ORDERS[twin] = EndOrder(twin)
+    order.sync()
+    return order
 
 
 def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, dict[int, int], dict[int, float]] | None:
@@ -40,28 +107,39 @@ def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, d
     None when the head can never fit (cannot happen for jobs the loader accepted).
     """
     now = twin.now
-    running = sorted(twin.running, key=lambda j: (estimated_end(j, now), j.seq))
+    order = end_order(twin)
+    est = order.est
     released_cores: dict[Any, int] = {}
     released_mem: dict[Any, float] = {}
-    # cores the head could use on each node (free cores, bounded by node memory): asking the
-    # allocator only once this total suffices saves a full allocator pass per released job
     hmem = head.mem
+    # Without memory in play the head fits once enough cores are free (the allocator then always
+    # succeeds): count them first and release only the jobs before that point, with no per-node
+    # bookkeeping. Otherwise: cores the head could use on each node (free cores, bounded by node
+    # memory); asking the allocator only once this total suffices saves an allocator pass per job.
+    count_only = hmem <= 0 or order.unbounded_mem
+    first_try = 0
     node_free: dict[Any, int] = {}
     usable: dict[Any, int] = {}
     usable_total = 0
-    unbounded = hmem <= 0
-    for node in twin.nodes:
-        n = node.ncores - node.busy  # busy counts cores held by running and booting jobs
-        node_free[node] = n
-        u = n if unbounded or node.mem_free == math.inf else _usable(n, node.mem_free, hmem)
-        usable[node] = u
-        usable_total += u
+    if count_only:
+        short = head.size - twin.free_total
+        for first_try, job in enumerate(order.walk(now)):
+            short -= job.size
+            if short <= 0:
+                break
+    else:
+        for node in twin.nodes:
+            n = node.ncores - node.busy  # busy counts cores held by running and booting jobs
+            node_free[node] = n
+            u = n if node.mem_free == math.inf else _usable(n, node.mem_free, hmem)
+            usable[node] = u
+            usable_total += u
     saved: list[tuple[Any, int]] = []
     saved_mem: dict[Any, float] = {}
     shadow = None
     alloc = None
     try:
-        for job in running:
+        for i, job in enumerate(order.walk(now)):
             for g in job.groups:
                 p = g.proc
                 k = len(g.cores)
@@ -75,20 +153,21 @@ def reservation(twin: Twin, head: Any, rsel: ResourceSelector) -> tuple[float, d
                         saved_mem[node] = node.mem_free
                     node.mem_free += k * job.mem
                     released_mem[node] = released_mem.get(node, 0.0) + k * job.mem
-                node_free[node] += k
-                u = _usable(node_free[node], node.mem_free, hmem)
-                usable_total += u - usable[node]
-                usable[node] = u
-            if usable_total < head.size:
+                if not count_only:
+                    node_free[node] += k
+                    u = _usable(node_free[node], node.mem_free, hmem)
+                    usable_total += u - usable[node]
+                    usable[node] = u
+            if i < first_try or (not count_only and usable_total < head.size):
                 continue
             # Reserve preferably cores released by then, in the policy's order: free-now cores stay
             # available to backfilling (on a homogeneous machine this is classic count-based EASY).
             # The head still gets its cores by the policy when it starts; this only sets the guarantee.
             ranked = rsel.ranked()
-            order = [p for p in ranked if p in released_cores] + [p for p in ranked if p not in released_cores]
-            alloc = take_once(order, head.size, head.mem, None, None)
+            order_ = [p for p in ranked if p in released_cores] + [p for p in ranked if p not in released_cores]
+            alloc = take_once(order_, head.size, head.mem, None, None)
             if alloc is not None:
-                shadow = estimated_end(job, now)
+                shadow = max(now, est[job])
                 break
     finally:
         for p, n in saved:
@@ -134,10 +213,9 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
     shadow, limits, mem_limits = res
     twin.note_reservation(head, shadow)
     now = twin.now
-    procs = twin.procs
     # only static rankings are reused (dynamic and random policies rank inside `allocate`)
     ranked = rsel.ranked() if rsel.static else None
-    long_cap = _long_capacity(procs, limits)
+    long_cap = _long_capacity(twin, limits)
     # Resources only shrink during a pass, so a (size, memory) that failed once fails for every
     # larger job: these lists prune most allocator calls when the queue is deep.
     short_fails: list[tuple[int, float]] = []
@@ -156,7 +234,7 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
             slowest = min(p.speed * p.factor for p, _ in alloc)
             if now + job.req_ops / slowest <= shadow:
                 twin.start(job, alloc)
-                long_cap = _long_capacity(procs, limits)
+                long_cap = _long_capacity(twin, limits)
                 continue
         if size > long_cap or (long_fails and _dominated(long_fails, size, mem)):
             continue
@@ -172,15 +250,16 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
         twin.start(job, alloc)
         if twin.free_total == 0:
             break
-        long_cap = _long_capacity(procs, limits)
+        long_cap = _long_capacity(twin, limits)
 
 
-def _long_capacity(procs: list[Any], limits: dict[int, int]) -> int:
-    """Cores a job running past the shadow time could get, memory aside."""
-    total = 0
-    for p in procs:
-        n = len(p.free)
-        if n:
-            lim = limits.get(p.idx)
-            total += n if lim is None or lim > n else max(lim, 0)
+def _long_capacity(twin: Twin, limits: dict[int, int]) -> int:
+    """Cores a job running past the shadow time could get, memory aside: the free cores less
+    those the reservation keeps (only capped processors are visited, not the whole platform)."""
+    procs = twin.procs
+    total = twin.free_total
+    for idx, lim in limits.items():
+        n = len(procs[idx].free)
+        if lim < n:
+            total -= n - (lim if lim > 0 else 0)
     return total

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -9,8 +10,15 @@ from typing import Any
 from paretosched.config import BUILTIN_PREFIX
 
 
+# a bundled file's name: no separator, no leading dot, so `builtin:../../etc/passwd` cannot
+# leave the data folder
+_BUNDLED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
 def bundled(kind: str, name: str) -> Path | None:
-    """A file shipped in `paretosched/data/<kind>/`, or None."""
+    """A file shipped in `paretosched/data/<kind>/`, or None (also for a name that is a path)."""
+    if not _BUNDLED_NAME.fullmatch(name):
+        return None
     res = resources.files("paretosched.data").joinpath(kind, name)
     return Path(str(res)) if res.is_file() else None
 
@@ -18,7 +26,8 @@ def bundled(kind: str, name: str) -> Path | None:
 def trace_file(ref: str) -> Path:
     """The trace a `workload.path` names (`builtin:NAME` resolves to the bundled fragment)."""
     if ref.startswith(BUILTIN_PREFIX):
-        found = bundled("traces", ref[len(BUILTIN_PREFIX):])
+        # the slurm quickstart's sacct dump ships beside its slurm.conf
+        found = bundled("traces", ref[len(BUILTIN_PREFIX):]) or bundled("slurm", ref[len(BUILTIN_PREFIX):])
         if found is None:
             from paretosched.errors import UserError
 

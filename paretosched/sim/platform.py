@@ -28,20 +28,24 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from paretosched.config import Strict
+from paretosched.config import MAX_CORES, MAX_JOULES, MAX_SECONDS, MAX_WATTS, Strict
 from paretosched.errors import UserError
 from paretosched.sim.inputs import bundled
 from paretosched.yamlio import read_yaml, validate
 
 _HOMOGENEOUS = re.compile(r"^homogeneous-(\d+)$")
+# What the twin can simulate in reasonable time and memory (docs/reliability.md): per-core and
+# per-node state is kept in Python objects, so a 3,000,000-node platform would take minutes and
+# gigabytes before the first event.
+MAX_NODES = 100_000
 
 
 class ProcessorType(Strict):
-    cores: int = Field(..., ge=1)
-    clock_ghz: float = Field(..., gt=0)
-    flops_per_cycle: float = Field(..., gt=0, description="double-precision flops per cycle")
-    mem_bw_gbs: float | None = Field(None, gt=0, description="shared by the processor's cores; null = unlimited")
-    power_w: float = Field(..., ge=0, description="sustained power at full load (0.75 x TDP in the thesis)")
+    cores: int = Field(..., ge=1, le=MAX_CORES)
+    clock_ghz: float = Field(..., gt=0, le=1e3)
+    flops_per_cycle: float = Field(..., gt=0, le=1e4, description="double-precision flops per cycle")
+    mem_bw_gbs: float | None = Field(None, gt=0, le=1e9, description="shared by the processor's cores; null = unlimited")
+    power_w: float = Field(..., gt=0, le=MAX_WATTS, description="sustained power at full load (0.75 x TDP in the thesis)")
     f_min: float = Field(0.0, ge=0, le=1, description="lowest DVFS frequency factor (lowest P-state / nominal clock)")
     dvfs_table: list[tuple[float, float]] | None = Field(
         None, description="(frequency factor, fraction of full power) pairs; overrides the cubic law"
@@ -54,6 +58,28 @@ class ProcessorType(Strict):
         # YAML and JSON give each pair as a list; the strict schema takes only tuples as tuples
         return [tuple(p) if isinstance(p, list) else p for p in v] if isinstance(v, list) else v
 
+    @model_validator(mode="after")
+    def _physical_table(self) -> ProcessorType:
+        """A DVFS table is a power curve: frequency factors in (0, 1], distinct, power fractions in
+        [0, 1] that do not fall as the frequency rises (the twin interpolates between points)."""
+        if self.dvfs_table is None:
+            return self
+        if not self.dvfs_table:
+            raise ValueError("dvfs_table: give at least one (frequency, power fraction) pair, or null")
+        for i, (f, w) in enumerate(self.dvfs_table):
+            if not 0 < f <= 1:
+                raise ValueError(f"dvfs_table.{i}: frequency factor {f} is not in (0, 1]")
+            if not 0 <= w <= 1:
+                raise ValueError(f"dvfs_table.{i}: power fraction {w} is not in [0, 1]")
+        pts = sorted(self.dvfs_table)
+        for (f0, w0), (f1, w1) in zip(pts, pts[1:]):
+            if f0 == f1:
+                raise ValueError(f"dvfs_table: frequency factor {f0} is given twice")
+            if w1 < w0:
+                raise ValueError(f"dvfs_table: power fraction falls from {w0} at frequency {f0} to {w1} at {f1} "
+                                 "(power must not decrease as the frequency rises)")
+        return self
+
     @property
     def gflops_per_core(self) -> float:
         return self.clock_ghz * self.flops_per_cycle
@@ -61,10 +87,10 @@ class ProcessorType(Strict):
 
 class NodeType(Strict):
     processors: dict[str, int] = Field(..., min_length=1)
-    memory_gb: float | None = Field(None, gt=0)
-    boot_s: float | None = Field(None, ge=0)
-    boot_j: float | None = Field(None, ge=0)
-    off_w: float | None = Field(None, ge=0)
+    memory_gb: float | None = Field(None, gt=0, le=1e12)
+    boot_s: float | None = Field(None, ge=0, le=MAX_SECONDS)
+    boot_j: float | None = Field(None, ge=0, le=MAX_JOULES)
+    off_w: float | None = Field(None, ge=0, le=MAX_WATTS)
     model: str | None = None
 
 
@@ -76,9 +102,9 @@ class Cluster(Strict):
 class PowerDefaults(Strict):
     """Node power-state defaults used when a node type does not set its own."""
 
-    boot_s: float = Field(120.0, ge=0)
-    boot_j: float | None = Field(None, ge=0, description="null = boot_s x the node's full power")
-    off_w: float = Field(0.0, ge=0)
+    boot_s: float = Field(120.0, ge=0, le=MAX_SECONDS)
+    boot_j: float | None = Field(None, ge=0, le=MAX_JOULES, description="null = boot_s x the node's full power")
+    off_w: float = Field(0.0, ge=0, le=MAX_WATTS)
 
 
 class PlatformSpec(Strict):
@@ -102,7 +128,21 @@ class PlatformSpec(Strict):
                     raise ValueError(f"clusters.{i}.nodes: unknown node type {nname!r}")
                 if count < 0:
                     raise ValueError(f"clusters.{i}.nodes.{nname}: count must be >= 0")
+        self._size_bounds()
         return self
+
+    def _size_bounds(self) -> None:
+        """Refuse, before flattening anything, a platform the twin cannot simulate (MAX_NODES, MAX_CORES)."""
+        per_node = {n: sum(c * self.processor_types[p].cores for p, c in nt.processors.items())
+                    for n, nt in self.node_types.items()}
+        nodes = sum(c for cl in self.clusters for c in cl.nodes.values())
+        cores = sum(c * per_node[n] for cl in self.clusters for n, c in cl.nodes.items())
+        if cores == 0:
+            raise ValueError("clusters: the platform has no cores (every node count is 0)")
+        if nodes > MAX_NODES:
+            raise ValueError(f"clusters: {nodes} nodes; the twin simulates at most {MAX_NODES}")
+        if cores > MAX_CORES:
+            raise ValueError(f"clusters: {cores} cores; the twin simulates at most {MAX_CORES}")
 
 
 @dataclass(frozen=True)
@@ -218,8 +258,8 @@ def load_platform_spec(ref: str | dict[str, Any]) -> PlatformSpec:
     m = _HOMOGENEOUS.match(ref)
     if m:
         n = int(m.group(1))
-        if n < 1:
-            raise UserError(f"platform {ref!r}: N must be >= 1")
+        if not 1 <= n <= MAX_NODES:
+            raise UserError(f"platform {ref!r}: N must be in 1..{MAX_NODES} (the largest platform the twin simulates)")
         return homogeneous_spec(n)
     name = ref.removeprefix("builtin:")
     bundled_file = bundled("platforms", f"{name}.yaml")

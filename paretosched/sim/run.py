@@ -15,7 +15,8 @@ from paretosched.sim.metrics import compute_metrics
 from paretosched.sim.platform import Platform, load_platform
 from paretosched.sim.schedulers import build_scheduler
 from paretosched.sim.twin import Twin, make_rng
-from paretosched.sim.workload import RawJobs, build_jobs, raw_from_inline, read_swf, require_jobs, short_window_note
+from paretosched.sim.workload import (RawJobs, build_jobs, raw_from_inline, read_swf, require_jobs, require_runnable,
+                                      short_window_note)
 
 
 @dataclass
@@ -52,6 +53,7 @@ def prepare(cfg: SimConfig) -> Prepared:
         raw = raw_from_inline(wl.jobs)
     else:
         raw = require_jobs(read_swf(trace_path(wl.path or ""), wl.first_job, wl.n_jobs), wl.first_job)
+    require_runnable(raw, _fits_factory(platform))  # seed-independent: simulate and optimise both stop here
     return Prepared(platform, raw)
 
 

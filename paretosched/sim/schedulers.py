@@ -56,4 +56,8 @@ def build_scheduler(twin: Twin, spec: Any, rng: random.Random, agent: Any = None
         if agent is None:
             raise ValueError("an rl scheduler needs its agent (train it or load its weights first)")
         return RLScheduler(twin, spec, agent, rng, None)  # greedy evaluation
+    if spec.kind == "slurm":
+        from paretosched.sim.slurm_sched import SlurmScheduler
+
+        return SlurmScheduler(twin, spec, rng)
     raise ValueError(f"unknown scheduler kind {spec.kind!r}")

@@ -9,8 +9,11 @@ or cores.
 Model (DESIGN.md, thesis 3.1.2): a busy core runs at its peak x DVFS factor x interference
 factor (P0 = 1; P1 = `p1_speed` while its processor's summed bandwidth demand exceeds the
 capacity, or capacity/demand under `proportional`); an idle core of a busy processor draws
-`p2_power` of its full power, a core of an idle processor `p3_power`. A job ends when its
-slowest core has done its operations; remaining work is recomputed whenever a speed changes.
+`p2_power` of its full power, a core of an idle processor `p3_power`. All cores of a job advance
+together at the pace of its slowest core at each instant (`progress: lockstep`: Batsim runs a job
+as one SimGrid ptask_L07 action, whose rate is bounded by every host's speed over its share), so the
+pace is recomputed whenever a speed on one of its processors changes; `independent` lets each
+processor's part run at its own speed and ends the job with the last part.
 Energy is the exact integral of the piecewise-constant total power.
 
 Node power states (off unless `power_off_idle_s` is set): a node idle for that long switches
@@ -45,6 +48,7 @@ class Twin:
                                              levers.freq, levers.freq_by_type)
         self.interference = model.interference
         self.p1_speed = model.p1_speed
+        self.lockstep = model.progress == "lockstep"
         self.queue: list[Any] = []
         self.running: dict[Any, None] = {}
         self.done: list[Any] = []
@@ -59,6 +63,9 @@ class Twin:
         self.boot_energy = 0.0
         self.boots = 0
         self.reservations: dict[int, float] = {}
+        # dirty-sets of whoever keeps running jobs ordered by their estimated end (backfilling):
+        # a job is marked when it begins, when a group of it is re-timed, and when it ends
+        self.job_watchers: list[dict[Any, None]] = []
         self.decide: Callable[[Twin], None] = lambda twin: None
         self._decision_pending = False
         self.decisions = 0
@@ -134,9 +141,18 @@ class Twin:
             return
         if self.timeline is not None:
             self.timeline.factor_change(p, p.factor, f)
+        old_speed = p.speed * p.factor
         p.factor = f
         now = self.env.now
         speed = p.speed * f
+        if self.lockstep:
+            for g in list(p.groups):
+                pace = g.speed
+                if speed < pace:
+                    self._set_pace(g.job, speed, now)
+                elif speed > pace and old_speed == pace:  # p was (one of) the job's slowest: rescan
+                    self._set_pace(g.job, min(h.proc.speed * h.proc.factor for h in g.job.groups), now)
+            return
         for g in p.groups:
             old = g.end
             if g.rem > 0:
@@ -148,6 +164,8 @@ class Twin:
                     g.end = now + g.rem / speed
             g.t_last = now
             g.speed = speed
+            for w in self.job_watchers:
+                w[g.job] = None
             # a job ends with its last group: rescan its groups only when the one that ended it
             # finishes earlier now (a spread job has a group on every processor it touches, and
             # rescanning all of them at every change of every one was most of such runs' cost)
@@ -158,6 +176,24 @@ class Twin:
                 self._schedule_end(job)
             elif g.end < old and old == job.end:
                 self._retime(job)
+
+    def _set_pace(self, job: Any, pace: float, now: float) -> None:
+        """Lockstep: every part of `job` advances at `pace` (its slowest processor's speed) from now."""
+        g0 = job.groups[0]
+        if pace == g0.speed:
+            return
+        rem = g0.rem - g0.speed * (now - g0.t_last)
+        if rem <= 0:
+            rem = 0.0
+        end = now + rem / pace
+        for g in job.groups:
+            g.rem = rem
+            g.t_last = now
+            g.speed = pace
+            g.end = end
+        job.end = end
+        job.version += 1
+        self._schedule_end(job)
 
     def _retime(self, job: Any) -> None:
         end = max(g.end for g in job.groups)
@@ -236,7 +272,9 @@ class Twin:
         for p, cores in taken:
             if p.bw_used > p.bw_cap or p.factor != 1.0:
                 self._refresh_speed(p)
-            g = Group(job, p, cores, ops, p.speed * p.factor, now)
+        pace = min(p.speed * p.factor for p, _ in taken) if self.lockstep else None
+        for p, cores in taken:
+            g = Group(job, p, cores, ops, pace if pace is not None else p.speed * p.factor, now)
             p.groups[g] = None
             groups.append(g)
             if g.end > end:
@@ -245,6 +283,8 @@ class Twin:
         job.end = end
         job.version += 1
         self.running[job] = None
+        for w in self.job_watchers:
+            w[job] = None
         self._schedule_end(job)
 
     def _on_end(self, job: Any, version: int) -> None:
@@ -254,6 +294,8 @@ class Twin:
         now = self.env.now
         job.end = now
         del self.running[job]
+        for w in self.job_watchers:
+            w[job] = None
         record = self.record
         tl = self.timeline
         touched = []
@@ -413,17 +455,27 @@ class Twin:
             self.request_decision()
 
     def run(self) -> None:
-        """Simulate until the last job completes (the clock stops there, whatever timers remain)."""
-        if self.off_after is not None:
-            for node in self.nodes:
-                self._arm_idle(node)
-        self.env.process(self._arrivals())
+        """Simulate until the last job completes (the clock stops there, whatever timers remain).
+
+        It is `begin`, the clock, `end`: paretosched.gym calls those two and steps the clock itself."""
+        self.begin()
         if self.jobs:
             try:
                 self.env.run(until=self._finished)
             except RuntimeError as exc:
                 if "until" not in str(exc):
                     raise
+        self.end()
+
+    def begin(self) -> None:
+        """Arm the idle timers and the arrivals."""
+        if self.off_after is not None:
+            for node in self.nodes:
+                self._arm_idle(node)
+        self.env.process(self._arrivals())
+
+    def end(self) -> None:
+        """Integrate energy up to now; a job left in the queue or running is an error."""
         self._accumulate()
         if self.queue or self.running or len(self.done) != len(self.jobs):
             stuck = self.queue[0] if self.queue else next(iter(self.running), None)

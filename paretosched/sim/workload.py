@@ -23,6 +23,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import math
+import re
+import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from paretosched.errors import UserError
+from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
@@ -42,6 +45,13 @@ _FIELD_NAMES = ("job id", "submit time", "wait time", "run time", "allocated pro
                 "used memory", "requested procs", "requested time", "requested memory", "status",
                 "user id", "group id", "executable", "queue", "partition", "preceding job", "think time",
                 "memory bandwidth")
+# The SWF definition has integers everywhere but average CPU time and used memory (fields 6-7);
+# requested memory (10) and our bandwidth extension (19) are amounts, read as decimals too.
+# Python's float() would also take '1_000', ' nan', '2.7' for a processor count: not SWF.
+_DECIMAL_FIELDS = frozenset({5, 6, 9, 18})  # 0-based
+_INT = re.compile(r"-?[0-9]+")
+MAX_FIELD = 1e12  # seconds (30,000 years), KB (1 PB per core), ids: sums of energy and time stay finite
+_DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 @dataclass
@@ -59,6 +69,7 @@ class RawJobs:
     req_time: list[float] = field(default_factory=list)
     req_mem_kb: list[float] = field(default_factory=list)
     bw: list[float] = field(default_factory=list)  # -1 when the trace has none
+    user: list[int] = field(default_factory=list)  # SWF field 12 (-1 unknown): Slurm fair-share
     digest: str = ""
     lines_read: int = 0  # job lines of the trace read, up to the window's end
 
@@ -70,7 +81,7 @@ class Job:
     """A job as the twin sees it. Static fields first, then the twin's run-time state."""
 
     __slots__ = ("id", "submit", "size", "req_time", "ops", "req_ops", "mem", "bw",
-                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq")
+                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq", "user")
 
     def __init__(self, jid: int, submit: float, size: int, req_time: float, ops: float,
                  req_ops: float, mem: float, bw: float, seq: int, ref_run: float | None = None) -> None:
@@ -92,6 +103,7 @@ class Job:
         self.version = 0
         self.energy = 0.0
         self.nodes: tuple[int, ...] = ()
+        self.user = -1  # SWF user id, for fair-share
 
     def __repr__(self) -> str:
         return f"Job({self.id}, submit={self.submit}, size={self.size}, req={self.req_time})"
@@ -100,9 +112,27 @@ class Job:
 def _open_text(path: Path):
     with open(path, "rb") as fh:
         magic = fh.read(2)
+    # utf-8-sig: a byte-order mark (editors on Windows write one) is not part of the first line
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
+    return open(path, encoding="utf-8-sig", errors="replace")
+
+
+def path_is_gzip(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == b"\x1f\x8b"
+
+
+def _require_intact_gzip(path: Path, line_no: int) -> None:
+    """A UserError naming the damage when `path` is a gzip file that does not decompress whole."""
+    if not path_is_gzip(path):
+        return
+    try:
+        with gzip.open(path, "rb") as fh:
+            while fh.read(1 << 20):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        raise UserError(f"{path}:{line_no}: corrupt or truncated gzip data ({exc})") from None
 
 
 def _file_digest(path: Path) -> str:
@@ -124,10 +154,11 @@ def read_swf(path: str | Path, first_job: int = 0, n_jobs: int | None = None) ->
 @lru_cache(maxsize=8)
 def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None) -> RawJobs:
     raw = RawJobs(source=path)
-    seen = 0
+    seen = line_no = 0
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
-        fh = _open_text(Path(path))
+        # an sacct dump (detected by its header) is read through its SWF conversion
+        fh = sacct_as_swf(path) if is_sacct_dump(path) else _open_text(Path(path))
         with fh:
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
@@ -138,9 +169,17 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
                 seen += 1
                 if seen <= first_job:
                     continue
-                _parse_line(raw, s, path, line_no)
-    except (OSError, EOFError) as exc:
-        raise UserError(f"{path}: cannot read trace: {exc}") from None
+                try:
+                    _parse_line(raw, s, path, line_no)
+                except UserError:
+                    # gzip checks its CRC only at the end: damage in the middle first shows as
+                    # garbage lines, which are the damage's symptom, not the trace's content
+                    _require_intact_gzip(Path(path), line_no)
+                    raise
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        where = f"{path}:{line_no + 1}" if line_no else path
+        kind = "corrupt or truncated gzip data" if path_is_gzip(Path(path)) else "cannot read trace"
+        raise UserError(f"{where}: {kind} ({exc})") from None
     raw.lines_read = seen
     raw.digest = hashlib.sha256(f"{_file_digest(Path(path))}:{first_job}:{n_jobs}".encode()).hexdigest()
     return raw
@@ -169,13 +208,10 @@ def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:
         raise UserError(f"{path}:{line_no}: expected 18 SWF fields, got {len(parts)}")
     vals = []
     for i, tok in enumerate(parts):
-        try:
-            v = float(tok)
-        except ValueError:
-            raise UserError(f"{path}:{line_no}: field {i + 1} ({_FIELD_NAMES[i]}) is not a number: {tok!r}") from None
-        if not math.isfinite(v):
-            raise UserError(f"{path}:{line_no}: field {i + 1} ({_FIELD_NAMES[i]}) is not finite: {tok!r}")
-        vals.append(v)
+        vals.append(_field(tok, i, path, line_no))
+    if vals[1] < 0:
+        raise UserError(f"{path}:{line_no}: field 2 (submit time) is negative: {parts[1]!r} (seconds since "
+                        "the start of the trace)")
     raw.line_no.append(line_no)
     raw.job_id.append(int(vals[0]))
     raw.submit.append(vals[1])
@@ -186,6 +222,25 @@ def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:
     raw.req_time.append(vals[8])
     raw.req_mem_kb.append(vals[9])
     raw.bw.append(vals[18] if len(vals) == 19 else -1.0)
+    raw.user.append(int(vals[11]))
+
+
+def _field(tok: str, i: int, path: str, line_no: int) -> float:
+    """Field `i` (0-based) of a job line as SWF defines it: an integer, or a finite decimal."""
+    where = f"{path}:{line_no}: field {i + 1} ({_FIELD_NAMES[i]})"
+    shown = tok if len(tok) <= 24 else tok[:20] + f"... ({len(tok)} characters)"
+    decimal = i in _DECIMAL_FIELDS
+    if (_DECIMAL if decimal else _INT).fullmatch(tok) is None:
+        if not decimal and _DECIMAL.fullmatch(tok):
+            raise UserError(f"{where} must be an integer (SWF), got {shown!r}")
+        low = tok.lower().lstrip("+-")
+        if low in ("nan", "inf", "infinity"):
+            raise UserError(f"{where} is not finite: {shown!r}")
+        raise UserError(f"{where} is not a number: {shown!r}")
+    v = float(tok)
+    if not math.isfinite(v) or abs(v) > MAX_FIELD:  # 1e999 is well-formed, and infinite as a float
+        raise UserError(f"{where} is out of range: {shown!r} (at most {MAX_FIELD:.0e} in magnitude)")
+    return v
 
 
 def raw_from_inline(jobs: list[Any]) -> RawJobs:
@@ -219,6 +274,52 @@ class LoadReport:
         return {"source": self.source, "lines": self.lines, "loaded": self.loaded, "skipped": dict(self.skipped)}
 
 
+SKIP_REASONS = ("run_time_negative", "size_not_positive", "larger_than_platform")
+_SKIP_TEXT = {"run_time_negative": "a negative (unknown) run time", "size_not_positive": "no processor count",
+              "larger_than_platform": "more cores or memory than the platform has"}
+
+
+def _size(raw: RawJobs, i: int) -> int:
+    return raw.req_procs[i] if raw.req_procs[i] > 0 else raw.alloc[i]
+
+
+def _mem_mb(raw: RawJobs, i: int) -> float:
+    mem_kb = raw.req_mem_kb[i] if raw.req_mem_kb[i] > 0 else max(raw.used_mem_kb[i], 0.0)
+    return mem_kb / 1024.0
+
+
+def skip_reason(raw: RawJobs, i: int, fits: Any = None) -> str | None:
+    """Why job `i` of the window cannot run (a key of SKIP_REASONS), or None. Seed-independent."""
+    if raw.run[i] < 0:
+        return "run_time_negative"
+    size = _size(raw, i)
+    if size <= 0:
+        return "size_not_positive"
+    if fits is not None and not fits(size, _mem_mb(raw, i)):
+        return "larger_than_platform"
+    return None
+
+
+def require_runnable(raw: RawJobs, fits: Any = None) -> None:
+    """A UserError naming why when no job of the window can run: simulating nothing would
+    report zeros (a mean bounded slowdown of 0, below its floor of 1) that look like results."""
+    if any(skip_reason(raw, i, fits) is None for i in range(len(raw))):
+        return
+    inline = raw.source == "<inline>"
+    name = "workload.jobs" if inline else raw.source
+    if not len(raw):
+        raise UserError(f"{name}: the workload has no job")
+    counts: dict[str, int] = {}
+    for i in range(len(raw)):
+        reason = skip_reason(raw, i, fits)
+        assert reason is not None
+        counts[reason] = counts.get(reason, 0) + 1
+    why = ", ".join(f"{n} with {_SKIP_TEXT[r]}" for r, n in counts.items())
+    first = raw.line_no[0]
+    where = f"workload.jobs.{first - 1}" if inline else f"{raw.source}:{first}"
+    raise UserError(f"{name}: no job can run ({len(raw)} job(s): {why}; the first: {where})")
+
+
 def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: np.random.Generator,
                fits: Any = None) -> tuple[list[Job], LoadReport]:
     """Enrich a raw window for one run. `fits(size, mem)` says whether the empty platform can host a job."""
@@ -228,27 +329,22 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: np.random.Generat
         bw_draw = rng.choice(np.array(HDEEPRM_BW_VALUES), size=n)
     else:
         bw_draw = rng.uniform(BW_LOW, BW_HIGH, size=n)
-    skipped = {"run_time_negative": 0, "size_not_positive": 0, "larger_than_platform": 0}
+    skipped = dict.fromkeys(SKIP_REASONS, 0)
     jobs: list[Job] = []
     for i in range(n):
+        reason = skip_reason(raw, i, fits)
+        if reason is not None:
+            skipped[reason] += 1
+            continue
         run = raw.run[i]
-        if run < 0:
-            skipped["run_time_negative"] += 1
-            continue
-        size = raw.req_procs[i] if raw.req_procs[i] > 0 else raw.alloc[i]
-        if size <= 0:
-            skipped["size_not_positive"] += 1
-            continue
+        size = _size(raw, i)
         req = raw.req_time[i] if raw.req_time[i] > 0 else run
         actual = req * float(accuracy[i]) if mode == "hdeeprm" else run
-        mem_kb = raw.req_mem_kb[i] if raw.req_mem_kb[i] > 0 else max(raw.used_mem_kb[i], 0.0)
-        mem = mem_kb / 1024.0
-        if fits is not None and not fits(size, mem):
-            skipped["larger_than_platform"] += 1
-            continue
+        mem = _mem_mb(raw, i)
         bw = raw.bw[i] if raw.bw[i] >= 0 else float(bw_draw[i])
         jobs.append(Job(raw.job_id[i], raw.submit[i], size, req, actual * ref_speed,
                         req * ref_speed, mem, bw, len(jobs), ref_run=actual))
+        jobs[-1].user = raw.user[i] if raw.user else -1
     jobs.sort(key=lambda j: (j.submit, j.seq))
     # submit times become relative to the window's first submission, whatever its absolute
     # value (HDeepRM skipped this when the first job submitted at t = 0); seq keeps arrival order

@@ -58,9 +58,9 @@ def main() -> None:
             nz = fit[fit["coef"].fillna(0) != 0].copy()
             nz["abs"] = nz["coef"].abs()
             nz = nz.sort_values("abs", ascending=False).head(args.top)
-            r2 = fit["r2"].iloc[0]
+            r2 = fit["r2_cv"].iloc[0]
             terms = ", ".join(f"{short(f)} {v:+.3g}" for f, v in zip(nz["feature"], nz["coef"]))
-            print(f"  {o}: R^2 {r2:.2f}; " + (terms or "no non-zero coefficient")
+            print(f"  {o}: out-of-sample R^2 {r2:.2f}; " + (terms or "no non-zero coefficient")
                   + (f" ({note.iloc[0]})" if len(note) else ""))
     used = set(lasso.loc[lasso["coef"].fillna(0) != 0, "feature"].dropna())
     genes = list(run.genes)
@@ -97,7 +97,7 @@ def main() -> None:
             fit = fit_lasso(X, y)
             coef = sorted(((f, v) for f, v in fit["coef"].items() if v != 0), key=lambda t: -abs(t[1]))
             zero = sorted({f.split("=")[0] for f in X.columns} - {f.split("=")[0] for f, _ in coef})
-            print(f"  {name}: R^2 {fit['r2']:.2f} ({fit['method']}); "
+            print(f"  {name}: out-of-sample R^2 {fit['r2_cv']:.2f} ({fit['method']}); "
                   + ", ".join(f"{short(f)} {v:+.3g}" for f, v in coef[:args.top]))
             print(f"    zero: {', '.join(short(z) for z in zero) or 'none'}")
 

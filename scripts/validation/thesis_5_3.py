@@ -15,16 +15,20 @@ same charts as one HTML page without it).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 from pathlib import Path
 
 from paretosched.sim.platform import load_platform
-from paretosched.sim.run import simulate
-from thesis_common import REPO, configs, print_ratios, seed_ratios
+from paretosched.sim.run import prepare, simulate
+from thesis_common import REPO, configs, print_ratios, seed_ratios, with_progress
 
 CONFIGS = {"consolidation": REPO / "studies/thesis/5.3-consolidation.yaml",
            "spreading": REPO / "studies/thesis/5.3-spreading.yaml"}
+
+
+SLOW_GFLOPS = 12.0  # Gaia's three slowest types (E7-4850 8, L5640 9.04, X5670 11.72 GFLOP/s per core)
 
 
 def explain(res, platform) -> dict[str, float]:
@@ -36,16 +40,31 @@ def explain(res, platform) -> dict[str, float]:
             core_of[c] = k
     procs_used = set()
     per_job = []
+    slowest = []
     for j in res.jobs:
         ps = {core_of[int(c)] for c in str(j["core_ids"]).split()}
         procs_used |= ps
         per_job.append(len(ps))
+        slowest.append(min(platform.procs[k].gflops_per_core for k in ps))
     span_h = float((spans["end_s"] - spans["start_s"]).sum() / 3600) if len(spans) else 0.0
     return {"procs_used": len(procs_used), "procs_per_job_mean": statistics.mean(per_job),
+            "jobs_slowest_core_below_12": sum(v < SLOW_GFLOPS for v in slowest),
+            "slowest_core_gflops_median": statistics.median(slowest),
             "overuse_proc_h": span_h,
             "p1_core_h": float((tl["cores_p1"].to_numpy() * dur).sum() / 3600),
             "p2_core_h": float((tl["cores_p2"].to_numpy() * dur).sum() / 3600),
             "p3_core_h": float((tl["cores_p3"].to_numpy() * dur).sum() / 3600)}
+
+
+def by_size(res: dict) -> dict[str, tuple[int, float, float]]:
+    """Per job-size class: jobs, summed turnaround under consolidation and under spreading (s)."""
+    out = {}
+    turn = {n: {j["job_id"]: j["end_s"] - j["submit_s"] for j in r.jobs} for n, r in res.items()}
+    for label, test in (("1 core", lambda c: c == 1), ("2-8 cores", lambda c: 2 <= c <= 8),
+                        ("> 8 cores", lambda c: c > 8)):
+        ids = [j["job_id"] for j in res["consolidation"].jobs if test(j["cores"])]
+        out[label] = (len(ids), sum(turn["consolidation"][i] for i in ids), sum(turn["spreading"][i] for i in ids))
+    return out
 
 
 def write_pngs(out: Path, platform, name: str, res) -> list[Path]:
@@ -70,15 +89,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-jobs", type=int, help="job lines to read (default: the configs', 100)")
     ap.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 for the ratio spread")
     ap.add_argument("--plots", metavar="DIR", help="write Gantt and over-use PNGs here (needs kaleido)")
+    ap.add_argument("--cap-cores", type=int, metavar="N",
+                    help="what-if: every job asks for at most N cores (shows what the direction depends on)")
+    ap.add_argument("--progress", choices=["lockstep", "independent"],
+                    help="model.progress override (default: the configs', i.e. lockstep as Batsim)")
     a = ap.parse_args(argv)
     cfgs = configs(CONFIGS, a.trace, a.first_job, a.n_jobs)
+    cfgs = with_progress(cfgs, a.progress)
     platform = load_platform(cfgs["consolidation"].platform)
-    res = {n: simulate(cfg, seed=0, record_jobs=True, timeline=True) for n, cfg in cfgs.items()}
+    prep = {n: prepare(cfg) for n, cfg in cfgs.items()}
+    if a.cap_cores:
+        for n, pr in prep.items():
+            raw = dataclasses.replace(pr.raw, req_procs=[min(c, a.cap_cores) for c in pr.raw.req_procs],
+                                      alloc=[min(c, a.cap_cores) for c in pr.raw.alloc])
+            prep[n] = dataclasses.replace(pr, raw=raw)
+    res = {n: simulate(cfg, seed=0, record_jobs=True, timeline=True, prepared=prep[n]) for n, cfg in cfgs.items()}
     wl = cfgs["consolidation"].workload
     load = res["consolidation"].load
     print(f"platform gaia ({platform.n_cores} cores, {len(platform.procs)} processors); trace "
           f"{Path(wl.path).name}, job lines {wl.first_job}..{wl.first_job + (wl.n_jobs or 0) - 1}, mode "
-          f"{wl.mode}: {load['loaded']} jobs loaded; shortest job first, no backfilling; seed 0\n")
+          f"{wl.mode}: {load['loaded']} jobs loaded; shortest job first, no backfilling; progress "
+          f"{cfgs['consolidation'].model.progress}; seed 0"
+          + (f"; what-if: every job capped at {a.cap_cores} cores" if a.cap_cores else "") + "\n")
     thesis = {"energy_kwh": "0.57 (43% less)", "makespan_s": "about 1.2 (20% worse)",
               "mean_turnaround_s": "about 1.2 (20% worse)", "mean_wait_s": "no waits"}
     ex = {n: explain(r, platform) for n, r in res.items()}
@@ -87,17 +119,26 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---|")
     rows = [(k, res["consolidation"].metrics[k], res["spreading"].metrics[k], f)
             for k, f in (("energy_kwh", "{:.1f}"), ("makespan_s", "{:.0f}"), ("mean_turnaround_s", "{:.0f}"),
-                         ("mean_wait_s", "{:.0f}"), ("mean_slowdown", "{:.3f}"), ("utilisation", "{:.4f}"))]
+                         ("mean_wait_s", "{:.0f}"), ("mean_slowdown", "{:.3f}"), ("mean_slowdown_observed", "{:.3f}"),
+                         ("mean_stretch", "{:.3f}"), ("utilisation", "{:.4f}"), ("utilisation_observed", "{:.4f}"))]
     rows += [(k, ex["consolidation"][k], ex["spreading"][k], f)
-             for k, f in (("procs_used", "{:.0f}"), ("procs_per_job_mean", "{:.2f}"), ("overuse_proc_h", "{:.0f}"),
+             for k, f in (("procs_used", "{:.0f}"), ("procs_per_job_mean", "{:.2f}"),
+                          ("jobs_slowest_core_below_12", "{:.0f}"), ("slowest_core_gflops_median", "{:.2f}"),
+                          ("overuse_proc_h", "{:.0f}"),
                           ("p1_core_h", "{:.0f}"), ("p2_core_h", "{:.0f}"), ("p3_core_h", "{:.0f}"))]
     for k, c, s, fmt in rows:
         ratio = f"{c / s:.3f}" if s else "-"
         print(f"| {k} | {fmt.format(c)} | {fmt.format(s)} | {ratio} | {thesis.get(k, '-')} |")
 
+    print("\nturnaround by job size (seed 0)")
+    print("| job size | jobs | consolidation / spreading (summed turnaround) |")
+    print("|---|---:|---:|")
+    for label, (n, c, sp) in by_size(res).items():
+        print(f"| {label} | {n} | {c / sp:.3f} |" if sp else f"| {label} | {n} | - |")
+
     if a.seeds > 1:
         ratios = seed_ratios(cfgs, "consolidation", "spreading", ("energy_kwh", "makespan_s", "mean_turnaround_s"),
-                             a.seeds)
+                             a.seeds, prep)
         print(f"\nratios consolidation / spreading over seeds 0..{a.seeds - 1}: median [min, max]")
         print_ratios(ratios)
     if a.plots:

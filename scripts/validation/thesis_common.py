@@ -21,14 +21,23 @@ def configs(paths: dict[str, Path], trace: str | None, first_job: int | None,
     return out
 
 
+def with_progress(cfgs: dict[str, SimConfig], progress: str | None) -> dict[str, SimConfig]:
+    """The configs with `model.progress` replaced where given (lockstep: Batsim's model)."""
+    if not progress:
+        return cfgs
+    return {n: c.model_copy(update={"model": c.model.model_copy(update={"progress": progress})})
+            for n, c in cfgs.items()}
+
+
 def seed_ratios(cfgs: dict[str, SimConfig], num: str, den: str, keys: tuple[str, ...],
-                seeds: int) -> dict[str, list[float]]:
+                seeds: int, prepared: dict | None = None) -> dict[str, list[float]]:
     """metric(num) / metric(den) for each seed in 0..seeds-1 (each seed redraws the enrichment)."""
     from paretosched.sim.run import simulate
 
+    prepared = prepared or {}
     rows: dict[str, list[float]] = {k: [] for k in keys}
     for seed in range(seeds):
-        m = {n: simulate(cfg, seed=seed).metrics for n, cfg in cfgs.items()}
+        m = {n: simulate(cfg, seed=seed, prepared=prepared.get(n)).metrics for n, cfg in cfgs.items()}
         for k in keys:
             rows[k].append(m[num][k] / m[den][k])
     return rows

@@ -48,6 +48,7 @@ class Point:
     status: str = "ok"
     name: str | None = None
     extra_metrics: dict[str, float] = field(default_factory=dict)
+    recheck_of: int | None = None  # kind "recheck": the eval id it re-runs on fresh seeds
 
 
 def default_genome(i: int) -> dict[str, Any]:
@@ -85,7 +86,7 @@ def _row(eval_id: int, p: Point, objectives: list[dict[str, str]], genes: dict[s
     else:
         metrics = objs = None
     return {"eval_id": eval_id, "kind": p.kind, "generation": -1 if p.kind == "baseline" else p.generation,
-            "name": p.name, "recheck_of": None, "genome": genome,
+            "name": p.name, "recheck_of": p.recheck_of, "genome": genome,
             "x": {k: v for k, v in genome.items()}, "config": cfg, "seeds": list(SEEDS), "per_seed": per_seed,
             "metrics": metrics, "objectives": objs, "status": p.status,
             "error": None if p.status == "ok" else "RuntimeError: boom", "wall_s": 0.03}
@@ -107,6 +108,9 @@ def write_run(d: Path, points: list[Point], *, objectives: list[dict[str, str]] 
         text += '{"eval_id": 99999, "kind": "sea'
     (d / "evaluations.jsonl").write_text(text)
     gens = sorted({r["generation"] for r in rows if r["kind"] == "search"})
+    for r in rows:  # a re-check row runs at the end, on the last generation
+        if r["kind"] == "recheck":
+            r["generation"] = gens[-1] if gens else 0
     summary = {"study": name, "status": "done", "objectives": objectives, "generations": [
         {"generation": g, "evaluations": sum(1 for r in rows if r["kind"] == "search" and r["generation"] <= g)}
         for g in gens], "baselines": {}}
@@ -117,3 +121,27 @@ def write_run(d: Path, points: list[Point], *, objectives: list[dict[str, str]] 
     (d / "population.json").write_text(json.dumps({"generation": gens[-1] if gens else 0, "final": True,
                                                    "eval_ids": pop, "rank": [0] * len(pop)}))
     return d
+
+
+def recheck_block(front: dict[int, tuple[float, ...]], baselines: dict[str, tuple[float, ...]],
+                  dominated: list[str] | None, median: dict[str, float] | None = None,
+                  dominated_by: dict[int, list[str]] | None = None, spread: float = 0.1) -> dict[str, Any]:
+    """summary.json's new `recheck` block; per-seed values are mean * (1 -+ spread)."""
+    names = [o["name"] for o in OBJECTIVES]
+
+    def entry(vals: tuple[float, ...]) -> dict[str, Any]:
+        objs = dict(zip(names, vals))
+        per_seed = [{"seed": s, "objectives": {n: v * (1 + k * spread) for n, v in objs.items()}}
+                    for s, k in ((101, -1), (202, 1))]
+        return {"objectives": objs, "per_seed": per_seed}
+
+    block: dict[str, Any] = {
+        "seeds": [101, 202],
+        "front": [{"eval_id": i, **entry(v), **({"dominated_by_baseline": (dominated_by or {})[i]}
+                                               if i in (dominated_by or {}) else {})} for i, v in front.items()],
+        "baselines": {n: entry(v) for n, v in baselines.items()},
+        "median_rel_change": median or {},
+    }
+    if dominated is not None:
+        block["dominated_baselines"] = dominated
+    return block

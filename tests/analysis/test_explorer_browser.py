@@ -1,10 +1,11 @@
-"""explorer.html in headless Chromium: all points drawn, a click shows that point's YAML.
+"""explorer.html in headless Chromium: all points and re-checks drawn, names literal, a click shows the YAML.
 
 Skipped only when chromium (or its driver, or selenium) is not installed.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 import tempfile
@@ -14,7 +15,7 @@ import pytest
 import yaml
 
 from paretosched.analysis.explorer import PLOT_ID, YAML_ID, write_explorer
-from tests.analysis.synth import Point, write_run
+from tests.analysis.synth import Point, recheck_block, write_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 DRIVER = shutil.which("chromedriver")
@@ -42,11 +43,21 @@ def browser():
     shutil.rmtree(profile, ignore_errors=True)
 
 
+BASELINE = "fcfs <b>"
+
+
 def _run(tmp: Path) -> Path:
     pts = [Point((1.0 + i, 10.0 - i), generation=i // 4) for i in range(10)]  # 10 front points
-    pts += [Point((5.0 + i, 12.0), generation=2) for i in range(5)]  # dominated
-    pts += [Point((3.0, 3.0), status="failed"), Point((6.0, 6.0), kind="baseline", name="fcfs <b>")]
-    return write_run(tmp / "run", pts, name="browser")
+    pts += [Point((5.0 + i, 400.0), generation=2) for i in range(5)]  # dominated; slowdowns span 400x: log y
+    pts += [Point((3.0, 3.0), status="failed"), Point((6.0, 6.0), kind="baseline", name=BASELINE)]
+    block = recheck_block({i: (1.1 + i, 10.5 - i) for i in range(10)}, {BASELINE: (6.2, 6.3)}, dominated=[],
+                          dominated_by={8: [BASELINE]})
+    return write_run(tmp / "run", pts, name="browser", summary_extra={"recheck": block})
+
+
+def _trace_index(drv, name: str) -> int:
+    return drv.execute_script(f"return document.getElementById('{PLOT_ID}').data.findIndex(t => t.name === arguments[0])",
+                              name)
 
 
 def _wait_ready(drv) -> None:
@@ -67,11 +78,37 @@ def test_explorer_points_and_click(browser, tmp_path: Path) -> None:
     counts = browser.execute_script(
         f"const gd = document.getElementById('{PLOT_ID}');"
         "return gd.data.map(t => [t.name, t.x.length]);")
-    assert dict(counts) == {"evaluations": 15, "Pareto front": 10, "baselines": 1}
+    label = html.escape(BASELINE)
+    assert dict(c for c in counts if c[0] is not None) == {
+        "evaluations": 15, "Pareto front (search seeds)": 10, "search → re-check": 30,
+        "re-check (fresh seeds; bars: per-seed range)": 10, "re-check dominated by a baseline": 1,
+        "balanced pick (eval 0)": 1, "knee pick (eval 1)": 1, f"baseline {label}": 1, f"baseline {label}, re-check": 1}
     # and plotly really drew them: one SVG point per datum in the scatter layer
     drawn = browser.execute_script(
         f"return document.querySelectorAll('#{PLOT_ID} .scatterlayer .trace:first-child .point').length")
     assert drawn == 15
+    # the re-check markers: drawn next to their search values, with per-seed error bars in both directions
+    k = _trace_index(browser, "re-check (fresh seeds; bars: per-seed range)")
+    sel = f"#{PLOT_ID} .scatterlayer .trace:nth-child({k + 1})"
+    assert browser.execute_script(f"return document.querySelectorAll('{sel} .point').length") == 10
+    assert browser.execute_script(f"return document.querySelectorAll('{sel} .errorbar').length") == 10
+    ys = browser.execute_script(f"return document.getElementById('{PLOT_ID}').data[{k}].y")
+    assert ys == [10.5 - i for i in range(10)]
+    err = browser.execute_script(f"return document.getElementById('{PLOT_ID}').data[{k}].error_y")
+    # synth per-seed re-check values are mean * (1 -+ 0.1): eval 0's y = 10.5 spans 9.45-11.55
+    assert (err["array"][0], err["arrayminus"][0]) == (pytest.approx(1.05), pytest.approx(1.05))
+    # the flagged point is eval 8's re-check
+    bad = _trace_index(browser, "re-check dominated by a baseline")
+    assert browser.execute_script(f"return document.getElementById('{PLOT_ID}').data[{bad}].x") == [9.1]
+    # the baseline's name is shown literally in the legend (plotly would read <b> as bold)
+    legend = browser.execute_script(
+        f"return Array.from(document.querySelectorAll('#{PLOT_ID} .legendtext')).map(e => e.textContent)")
+    assert f"baseline {BASELINE}" in legend and f"baseline {BASELINE}, re-check" in legend
+    assert browser.execute_script(f"return document.querySelectorAll('#{PLOT_ID} .legendtext [style*=bold]').length") == 0
+    # axis titles with units; y in log scale because the plotted slowdowns span 400x
+    layout = browser.execute_script(f"const l = document.getElementById('{PLOT_ID}').layout;"
+                                    "return [l.xaxis.title.text, l.yaxis.title.text, l.xaxis.type, l.yaxis.type]")
+    assert layout == ["energy (kWh)", "mean bounded slowdown (-)", "linear", "log"]
 
     # click the 7th evaluation (eval id 7) through plotly's own event
     browser.execute_script(
@@ -100,15 +137,16 @@ def test_real_click_and_axis_switch(browser, tmp_path: Path) -> None:
     xs = browser.execute_script(f"return document.getElementById('{PLOT_ID}').data[0].x")
     assert xs == [100.0 + i for i in range(15)]  # synth makespan_s = 100 + eval id
     title = browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.xaxis.title.text")
-    assert title == "makespan_s"
-    # the log toggle switches the axis type (and back)
-    browser.find_element("id", "y-log").click()
-    assert browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.yaxis.type") == "log"
+    assert title == "makespan (s)"
+    # the log toggle switches the axis type (and back); y starts in log (400x span)
     browser.find_element("id", "y-log").click()
     assert browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.yaxis.type") == "linear"
+    browser.find_element("id", "y-log").click()
+    assert browser.execute_script(f"return document.getElementById('{PLOT_ID}').layout.yaxis.type") == "log"
 
     # a real mouse click on the baseline's diamond shows the baseline config
-    point = browser.find_element("css selector", f"#{PLOT_ID} .scatterlayer .trace:nth-child(3) .point")
+    k = _trace_index(browser, f"baseline {html.escape(BASELINE)}")
+    point = browser.find_element("css selector", f"#{PLOT_ID} .scatterlayer .trace:nth-child({k + 1}) .point")
     ActionChains(browser).move_to_element(point).click().perform()
     header = browser.execute_script("return document.getElementById('config-title').textContent")
     assert header == "Baseline fcfs <b>"

@@ -52,6 +52,12 @@ def genome_seed_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
     return [(json.dumps(r["genome"] or r["config"], sort_keys=True), s) for r in rows for s in r["seeds"]]
 
 
+@pytest.fixture(autouse=True)
+def _allow_test_evaluators(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The evaluators below are not known to paretosched: allowed as a user would (guards.py)."""
+    monkeypatch.setenv("PARETOSCHED_EVALUATORS", "conftest:*")
+
+
 @pytest.fixture
 def study_dir(tmp_path: Path) -> Path:
     return tmp_path

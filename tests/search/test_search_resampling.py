@@ -11,7 +11,7 @@ import pytest
 
 import conftest
 from paretosched.errors import UserError
-from paretosched.search.ledger import current_rows
+from paretosched.search.runlog import current_rows
 from paretosched.search.resample import near_front
 from paretosched.search.runlog import read_evaluations
 from paretosched.search.study import extra_seeds, load_study

@@ -94,7 +94,8 @@ def test_resolved_study_round_trips_through_a_run_dir(tmp_path: Path) -> None:
         ({"budget": {}}, "budget", "at least one of"),
         ({"seeds": 0}, "seeds", ">= 1"),
         ({"baselines": {"fcfs": {"scheduler": {"job_policy": "lifo"}}}}, "baselines.fcfs.scheduler.job_policy", "Input should be"),
-        ({"evaluator": "no.such.module:fn"}, "evaluator", "cannot import"),
+        ({"evaluator": "no.such.module:fn"}, "evaluator", "not a known evaluator"),
+        ({"evaluator": "conftest:no_such_fn"}, "evaluator", "cannot import"),
         ({"reference_point": {"energy_kwh": 1.0}}, "reference_point", "one value per objective"),
     ],
 )

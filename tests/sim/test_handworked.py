@@ -123,3 +123,31 @@ def test_dynamic_policies_rerank_after_each_core(run, policy, cores):
     res = run("two-socket", [{"submit_s": 0, "cores": 2, "run_s": 5, "bw_gbs": 24}],
               scheduler={"resource_policy": policy})
     assert res.jobs[0]["core_ids"] == cores
+
+
+# A job spread over both sockets of two-socket (cores 0 and 1 on the slow processor, core 2 on the
+# fast one; 8 GB/s per core) while a 30 GB/s job on core 3 pushes the fast processor into P1 from
+# t = 1 s for its 8.4 GFLOP: the fast part drops to 3.3 GFLOP/s, below the slow part's 4.0.
+SPREAD_THEN_P1 = [{"submit_s": 0, "cores": 3, "run_s": 10, "bw_gbs": 8},
+                  {"submit_s": 1, "cores": 1, "run_s": 2, "bw_gbs": 30}]
+
+
+def test_lockstep_job_advances_at_its_slowest_core_now(run):
+    # Batsim runs a job as one SimGrid ptask_L07 action: all its cores advance together at the pace
+    # of the slowest one at each instant. 42 GFLOP: 4 at 4.0 (0-1 s), 8.4 at 3.3 while the P1
+    # neighbour runs, the rest at 4.0.
+    res = run("two-socket", SPREAD_THEN_P1, scheduler={"job_policy": "first", "resource_policy": "high_mem_bw"})
+    spread, neighbour = sorted(res.jobs, key=lambda j: j["submit_s"])
+    assert spread["core_ids"] == "0 1 2" and neighbour["core_ids"] == "3"
+    t1 = 1 + 8.4 / 3.3
+    assert neighbour["end_s"] == pytest.approx(t1)
+    assert spread["end_s"] == pytest.approx(t1 + (42 - 4 - 8.4) / 4.0)
+
+
+def test_independent_progress_lets_each_socket_run_at_its_own_speed(run):
+    # the pre-lockstep model: the fast part catches up after the neighbour ends, so the job ends
+    # with its slow part at 42 / 4.0 s
+    res = run("two-socket", SPREAD_THEN_P1, scheduler={"job_policy": "first", "resource_policy": "high_mem_bw"},
+              model={"progress": "independent"})
+    spread = min(res.jobs, key=lambda j: j["submit_s"])
+    assert spread["end_s"] == pytest.approx(42 / 4.0)

@@ -186,7 +186,7 @@ class Observer:
             for g in job.groups:
                 k = len(g.cores)
                 idx.extend(g.cores)
-                speed.extend([g.speed / g.proc.gflops] * k)
+                speed.extend([g.proc.speed * g.proc.factor / g.proc.gflops] * k)  # the core's own P-state, as HDeepRM
                 rem.extend([r] * k)
         procs = self.procs
         busy = np.array([p.busy > 0 for p in procs])

@@ -176,17 +176,49 @@ def load_agent(path: str | Path, cfg: SimConfig, platform: Any) -> Agent:
     p = Path(path)
     if not p.is_file():
         raise UserError(f"scheduler.weights: {p}: file not found")
-    with np.load(p, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
-    meta = json.loads(str(arrays.pop("meta")))
+    arrays = _read_npz(p)
     agent = new_agent(cfg, platform, np.random.default_rng(0))
     want = _meta(cfg, agent)
+    meta = _saved_meta(p, arrays.pop("meta", None))
     for key, value in want.items():
         if meta.get(key) != value:
             raise UserError(f"scheduler.weights: {p}: saved {key} {meta.get(key)!r} does not match "
                             f"the config's {value!r}")
-    agent.load_arrays(arrays)
+    for name, a in arrays.items():
+        if a.dtype.kind not in "fiu" or not np.all(np.isfinite(a)):
+            raise UserError(f"scheduler.weights: {p}: array {name!r} is not finite numbers")
+    try:
+        agent.load_arrays(arrays)
+    except (ValueError, KeyError) as exc:  # a missing or mis-shaped layer
+        raise UserError(f"scheduler.weights: {p}: {str(exc).strip(chr(39))} (not saved by `paretosched train` "
+                        "for this config?)") from None
     return agent
+
+
+def _read_npz(p: Path) -> dict[str, np.ndarray]:
+    """The arrays of a `.npz`; a file that is not one (random bytes, a truncated zip, pickled
+    objects, which allow_pickle=False refuses) is a one-line error."""
+    import zipfile
+
+    try:
+        data = np.load(p, allow_pickle=False)
+        if not hasattr(data, "files"):  # a plain .npy array, not an archive
+            raise ValueError("a single array, not a .npz archive")
+        with data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise UserError(f"scheduler.weights: {p}: not a weights file saved by `paretosched train` "
+                        f"({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+def _saved_meta(p: Path, raw: Any) -> dict[str, Any]:
+    try:
+        meta = json.loads(str(raw)) if raw is not None else None
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise UserError(f"scheduler.weights: {p}: no readable 'meta' entry (not saved by `paretosched train`?)")
+    return meta
 
 
 def agent_for(cfg: SimConfig, prepared: Any, ss: np.random.SeedSequence) -> tuple[Agent, TrainingLog | None]:

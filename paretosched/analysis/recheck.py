@@ -1,0 +1,115 @@
+"""The re-check of a run: front points and baselines re-simulated on fresh seeds.
+
+Read from `summary.json["recheck"]` as the search layer writes it:
+`{"seeds", "front": [{"eval_id", "objectives", "per_seed", "dominated_by_baseline"}],
+"baselines": {NAME: {"objectives", "per_seed"}}, "dominated_baselines", "median_rel_change"}`.
+Older runs only have `{"seeds", "eval_ids": {front_id: recheck_id}}` and the re-check rows in the
+log (kind "recheck", `recheck_of`); their baselines were not re-checked. Every key is optional:
+what is missing is empty (or None where "not recorded" differs from "none").
+
+Verdicts (which baseline is dominated, which front point a baseline dominates, the overfit
+figure) are the search layer's: this module reads them and never recomputes them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from paretosched.analysis.rundata import RunData
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One point on the re-check seeds: mean objectives, per-seed values, all metrics when logged."""
+
+    objectives: dict[str, float]
+    per_seed: list[dict[str, float]] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)  # every logged metric (objectives included)
+    dominated_by: tuple[str, ...] = ()  # baselines whose re-check dominates this one
+
+    def value(self, metric: str) -> float | None:
+        v = self.metrics.get(metric, self.objectives.get(metric))
+        return v if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+    def spread(self, metric: str) -> tuple[float, float] | None:
+        """(lowest, highest) per-seed value, None without per-seed values."""
+        vals = [s[metric] for s in self.per_seed if isinstance(s.get(metric), (int, float))]
+        return (min(vals), max(vals)) if vals else None
+
+
+@dataclass(frozen=True)
+class Recheck:
+    seeds: list[int]
+    front: dict[int, Checked]  # by the re-checked front point's eval id
+    baselines: dict[str, Checked]
+    dominated_baselines: list[str] | None  # None: the run did not judge baselines on re-check seeds
+    median_rel_change: dict[str, float]
+
+    @property
+    def judged(self) -> bool:
+        return self.dominated_baselines is not None
+
+
+def _numbers(d: Any) -> dict[str, float]:
+    if not isinstance(d, dict):
+        return {}
+    return {str(k): float(v) for k, v in d.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
+def _per_seed(entries: Any) -> list[dict[str, float]]:
+    out = []
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, dict):  # {"seed", "objectives"} or {"seed", "metrics"} or a plain value map
+            out.append(_numbers(e.get("objectives") or e.get("metrics") or e))
+    return out
+
+
+def _from_row(row: dict[str, Any] | None) -> tuple[dict[str, float], list[dict[str, float]], dict[str, float]]:
+    if not row:
+        return {}, [], {}
+    return _numbers(row.get("objectives")), _per_seed(row.get("per_seed")), _numbers(row.get("metrics"))
+
+
+def _checked(entry: Any, row: dict[str, Any] | None, dominated_by: Any = ()) -> Checked | None:
+    objs, per_seed, metrics = _from_row(row)
+    if isinstance(entry, dict):
+        objs = _numbers(entry.get("objectives")) or objs
+        per_seed = _per_seed(entry.get("per_seed")) or per_seed
+    if not objs:
+        return None
+    names = tuple(str(n) for n in dominated_by) if isinstance(dominated_by, list) else ()
+    return Checked(objs, per_seed, {**metrics, **objs}, names)
+
+
+def load_recheck(run: RunData) -> Recheck:
+    """The run's re-check, from summary.json and the log (see the module docstring)."""
+    block = run.summary.get("recheck")
+    block = block if isinstance(block, dict) else {}
+    seeds = [int(s) for s in block.get("seeds") or [] if isinstance(s, int)]
+    front: dict[int, Checked] = {}
+    entries = block.get("front")
+    if isinstance(entries, list):
+        for e in entries:
+            if isinstance(e, dict) and isinstance(e.get("eval_id"), int):
+                c = _checked(e, run.rechecks.get(e["eval_id"]), e.get("dominated_by_baseline"))
+                if c is not None:
+                    front[int(e["eval_id"])] = c
+    else:  # older runs: the re-check rows of the log
+        for eid, row in run.rechecks.items():
+            if run.rows.get(eid, {}).get("kind") == "search":
+                c = _checked(None, row)
+                if c is not None:
+                    front[eid] = c
+    base_ids = {r.get("name"): eid for eid, r in run.rows.items() if r.get("kind") == "baseline"}
+    baselines: dict[str, Checked] = {}
+    raw = block.get("baselines")
+    for name, e in (raw.items() if isinstance(raw, dict) else []):
+        c = _checked(e, run.rechecks.get(base_ids.get(name, -1)))
+        if c is not None:
+            baselines[str(name)] = c
+    dom = block.get("dominated_baselines")
+    dominated = [str(n) for n in dom] if isinstance(dom, list) else None
+    return Recheck(seeds, front, baselines, dominated, _numbers(block.get("median_rel_change")))

@@ -1,0 +1,108 @@
+"""The Python API (docs/api.md): `simulate` a config, `optimise` a study, `load_run` a run.
+
+It sits at the command line's level (it may call sim, search and analysis) and takes what a
+notebook has at hand: a dict, a file path or a validated object. The model is pymoo's
+`minimize -> Result`: `optimise` returns a `Run`, not a folder.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+import pandas as pd
+
+from paretosched.config import SimConfig, config_from_dict, load_config
+from paretosched.errors import UserError
+from paretosched.runs import Run, load_run
+from paretosched.yamlio import dump_yaml, validate
+
+if TYPE_CHECKING:
+    from paretosched.search.study import Study
+
+__all__ = ["Simulation", "simulate", "optimise", "optimize", "load_run", "Run"]
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """What `simulate` returns: metrics per seed and their mean (the search's rule)."""
+
+    config: SimConfig
+    seeds: list[int]
+    per_seed: pd.DataFrame            # one row per seed: `seed`, then every metric
+    metrics: dict[str, float]         # mean over seeds (sim.metrics.mean_metrics)
+    jobs: pd.DataFrame | None = None  # with jobs=True: one row per job and seed (`seed` first)
+    note: str | None = None           # e.g. the trace ends before the configured window
+
+
+def as_config(config: SimConfig | dict[str, Any] | str | Path) -> SimConfig:
+    """A SimConfig from a dict (relative paths from the working directory), a file or a SimConfig."""
+    if isinstance(config, SimConfig):
+        return config
+    if isinstance(config, dict):
+        return config_from_dict(config, "<config dict>").resolved(Path.cwd())
+    if isinstance(config, (str, Path)):
+        return load_config(config)
+    raise UserError(f"config: expected a dict, a file path or a SimConfig, got {type(config).__name__}")
+
+
+def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Sequence[int] | None = None,
+             jobs: bool = False) -> Simulation:
+    """Run a config on the twin for each seed (default: an export's provenance seeds, else the
+    config's seed), as `paretosched simulate` does; `jobs=True` adds per-job records."""
+    from paretosched.sim.metrics import mean_metrics
+    from paretosched.sim.run import prepare, simulate as simulate_one, window_note
+
+    cfg = as_config(config)
+    if seeds is None:  # the rule of `paretosched simulate`: an export replays the seeds it was found with
+        recorded = (cfg.provenance or {}).get("seeds")
+        seeds = [int(s) for s in recorded] if isinstance(recorded, list) and recorded else [cfg.seed]
+    seed_list = [seeds] if isinstance(seeds, int) else [int(s) for s in seeds]
+    if not seed_list or any(s < 0 for s in seed_list):
+        raise UserError(f"seeds: expected non-negative integers, got {seeds!r}")
+    prep = prepare(cfg)
+    results = [simulate_one(cfg, seed=s, record_jobs=jobs, prepared=prep) for s in seed_list]
+    per_seed = pd.DataFrame.from_records([{"seed": s, **r.metrics} for s, r in zip(seed_list, results)])
+    job_table = None
+    if jobs:
+        job_table = pd.DataFrame.from_records([{"seed": s, **j} for s, r in zip(seed_list, results) for j in r.jobs])
+    return Simulation(config=cfg, seeds=seed_list, per_seed=per_seed,
+                      metrics=mean_metrics([r.metrics for r in results]), jobs=job_table,
+                      note=window_note(cfg, prep))
+
+
+def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None = None, workers: int | None = None, resume: bool = False,
+             dask: str | None = None, quiet: bool = False) -> Run:
+    """Run (or with `resume`, continue) a study given as a file, a dict or a `Study`; returns
+    its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`."""
+    from paretosched.search.optimise import optimise as run_study
+
+    if isinstance(study, (str, Path)):
+        return load_run(run_study(str(study), out=None if out is None else str(out), resume=resume,
+                                  workers=workers, dask=dask, quiet=quiet))
+    resolved = _resolved_study(study)
+    # the search layer starts from a study file (it records, re-reads and compares it on
+    # resume); a resolved study is self-contained (absolute paths, explicit seeds), so a
+    # temporary copy of it is that file
+    with tempfile.TemporaryDirectory(prefix="paretosched-study-") as tmp:
+        path = Path(tmp) / f"{resolved.name}.yaml"
+        path.write_text(dump_yaml(resolved.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
+        run_dir = run_study(str(path), out=None if out is None else str(out), resume=resume, workers=workers,
+                            dask=dask, quiet=quiet)
+    return load_run(run_dir)
+
+
+optimize = optimise
+
+
+def _resolved_study(study: Study | dict[str, Any]) -> Study:
+    """A dict or a `Study` validated and resolved as a study file in the working directory is."""
+    from paretosched.search.study import Study, resolve_study
+
+    if isinstance(study, dict):
+        study = validate(Study, study, "<study dict>")
+    elif not isinstance(study, Study):
+        raise UserError(f"study: expected a file path, a dict or a Study, got {type(study).__name__}")
+    return resolve_study(study, Path("<study>"))

@@ -1,0 +1,63 @@
+"""Checks of the paths a command will write, and JSON a strict reader accepts, for the CLI glue."""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from paretosched.errors import UserError
+
+
+def require_writable(path: str | Path, option: str, folder: bool | None) -> None:
+    """A one-line UserError, before any work, when `path` (a file, a folder with `folder`, either
+    with None) cannot be written: its nearest existing ancestor is a file or not writable, or the
+    path itself is a folder where a file is expected (or the reverse)."""
+    p = Path(path)
+    if str(path) == "":
+        raise UserError(f"{option}: empty path")
+    if p.exists():
+        if folder and not p.is_dir():
+            raise UserError(f"{option} {p}: is a file, expected a folder")
+        if folder is False and p.is_dir():
+            raise UserError(f"{option} {p}: is a folder, expected a file name")
+        target = p if p.is_dir() else p.parent
+        if not os.access(target, os.W_OK):
+            raise UserError(f"{option} {p}: not writable")
+        return
+    ancestor = p.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(f"{option} {p}: {ancestor} is a file, not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UserError(f"{option} {p}: cannot create it in {ancestor} (not writable)")
+
+
+@contextmanager
+def output_errors(option: str, again: str = "run the command again") -> Iterator[None]:
+    """OSError while writing a command's output as one line naming the file (a full disk says so)."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        where = exc.filename or option
+        if exc.errno == errno.ENOSPC:
+            raise UserError(f"{where}: no space left on the device; free some and {again}") from None
+        raise UserError(f"{option}: {where}: {exc.strerror or exc}") from None
+
+
+def json_safe(obj: Any) -> Any:
+    """`obj` with NaN and infinities as null: JSON has no such numbers (`json.dumps` would write
+    bare NaN, which strict parsers refuse)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj

@@ -1,0 +1,52 @@
+"""`paretosched platform import` (slurm.conf -> platform) and `paretosched trace import` (sacct -> SWF)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def run_platform_import(args: Any) -> int:
+    from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
+    from paretosched.sim.slurm.platform_import import default_name, platform_from_conf
+    from paretosched.yamlio import dump_yaml
+
+    conf = read_slurm_conf(args.conf)
+    data, report = platform_from_conf(conf, load_cpu_map(args.cpu_map), args.name or default_name(args.conf[0], conf))
+    header = (f"# imported by `paretosched platform import` from {', '.join(args.conf)}"
+              + (f" with cpu map {args.cpu_map}" if args.cpu_map else "") + "\n"
+              "# clusters are named by the hostlists of their slurm.conf NodeName lines\n")
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(header + dump_yaml(data, sort_keys=False, default_flow_style=None), encoding="utf-8")
+    for note in report.notes:
+        print(f"note: {note}")
+    print(f"platform {data['name']}: {report.nodes} nodes, {len(data['node_types'])} node types, "
+          f"{len(data['processor_types'])} processor types -> {out}")
+    if report.skipped:
+        print("skipped: " + ", ".join(f"{k}={v}" for k, v in report.skipped.items()))
+    if args.scheduler:
+        from paretosched.sim.slurm.sched_import import scheduler_from_conf
+
+        notes: list[str] = []
+        sched = scheduler_from_conf(conf, data, report.weights, notes)
+        for note in notes:
+            print(f"note: {note}")
+        sp = Path(args.scheduler)
+        sp.write_text("# scheduler section decoded from the Slurm parameters of "
+                      f"{', '.join(args.conf)}\n" + dump_yaml({"scheduler": sched}, sort_keys=False), encoding="utf-8")
+        print(f"scheduler (kind slurm) -> {sp}")
+    return 0
+
+
+def run_trace_import(args: Any) -> int:
+    from paretosched.sim.slurm.sacct import read_sacct, write_swf
+
+    conv = read_sacct(args.dump)
+    write_swf(conv, args.output)
+    print(f"{args.dump}: {conv.report.records} records, {len(conv.jobs)} jobs -> {args.output}")
+    for reason, n in conv.report.skipped.items():
+        print(f"  skipped {n}: {reason}")
+    for note in conv.report.notes:
+        print(f"  note: {note}")
+    return 0

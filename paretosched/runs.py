@@ -1,0 +1,256 @@
+"""`Run`: a run directory (docs/rundir.md) as pandas tables, typed picks and exportable configs.
+
+The model is Optuna's `Study.trials_dataframe()`: one call hands every evaluation to pandas.
+Nothing here decides what the front is or parses the log by itself: the log, the study and
+the summary are read by `analysis.rundata.load_run`, `.front` is the search's own front.csv,
+the picks come from `analysis.front` (which ranks the same points) and exported configs from
+`analysis.export`, so a `Run` always agrees with `paretosched analyse` and `export`.
+
+`.evaluations` has one row per logged evaluation (search, baseline and recheck rows alike,
+in eval id order), so `len(run.evaluations)` is the number of lines in evaluations.jsonl. A
+genome the search resampled on more seeds has several rows; only its last is `current` (the
+others are `superseded` by it), and only current rows enter the front and the picks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from paretosched.analysis.export import config_document, to_yaml
+from paretosched.analysis.front import Pick, front_of, resolve_pick, standard_picks
+# _tidy: analysis' one builder of the evaluation table (its RunData.frame keeps current rows only)
+from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
+from paretosched.analysis.rundata import load_run as _load_run_data
+from paretosched.config import config_from_dict
+from paretosched.errors import UserError
+from paretosched.search.runlog import FRONT, current_rows
+
+TABLE_FORMATS = (".csv", ".parquet")
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """The final front re-run on fresh seeds: one `table` row per re-checked evaluation.
+
+    `table` columns: `eval_id` (the re-checked evaluation), `kind`, `name`, `recheck_eval_id`,
+    `status` (of the re-check), each objective at the search seeds and `recheck_<objective>` at
+    the fresh `seeds`. `dominated_baselines` is None when the summary does not say.
+    """
+
+    seeds: list[int]
+    table: pd.DataFrame = field(repr=False)
+    dominated_baselines: list[str] | None = None
+
+
+class Run:
+    """A run directory read once; tables are built on first access and kept."""
+
+    def __init__(self, data: RunData) -> None:
+        self.data = data
+
+    def __repr__(self) -> str:
+        return (f"Run({str(self.path)!r}, study={self.study_name!r}, evaluations={len(self.data.rows)}, "
+                f"status={self.summary.get('status', '?')!r})")
+
+    # identity ---------------------------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        return self.data.run_dir
+
+    @property
+    def study_name(self) -> str:
+        return self.data.study_name
+
+    @property
+    def objectives(self) -> list[str]:
+        return list(self.data.objectives)
+
+    @property
+    def senses(self) -> dict[str, str]:
+        """Objective -> "min" or "max"."""
+        return dict(zip(self.data.objectives, self.data.senses))
+
+    @property
+    def genes(self) -> list[str]:
+        """Gene dotted paths, in study order (the gene columns of the tables)."""
+        return list(self.data.genes)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """summary.json as written by the search (empty if missing)."""
+        return self.data.summary
+
+    # tables -----------------------------------------------------------------------------
+    @cached_property
+    def evaluations(self) -> pd.DataFrame:
+        """One row per logged evaluation: meta, genes, objectives, other metrics, then `seeds`,
+        `current` (False: superseded by a resampled row), `supersedes` and `error`."""
+        rows = [self.data.rows[i] for i in sorted(self.data.rows)]
+        frame = _tidy(rows, self.data.genes, self.objectives).reset_index(drop=True)
+        first = [*META_COLUMNS, *self.genes, *self.objectives]
+        frame = frame[[*first, *(c for c in frame.columns if c not in first)]].copy()
+        current = {r["eval_id"] for r in current_rows(rows)}
+        frame["seeds"] = [list(r.get("seeds") or []) for r in rows]
+        frame["current"] = [r["eval_id"] in current for r in rows]
+        frame["supersedes"] = pd.array([r.get("supersedes") for r in rows], dtype="Int64")
+        frame["error"] = [r.get("error") for r in rows]
+        frame["recheck_of"] = frame["recheck_of"].astype("Int64")
+        return frame
+
+    @cached_property
+    def per_seed(self) -> pd.DataFrame:
+        """One row per evaluation x seed: eval_id, kind, generation, name, current, seed, status,
+        cached, wall_s, error, then every metric the twin reported for that seed."""
+        records: list[dict[str, Any]] = []
+        current = set(self.evaluations["eval_id"][self.evaluations["current"]])
+        for eval_id in sorted(self.data.rows):
+            row = self.data.rows[eval_id]
+            for s in row.get("per_seed") or []:
+                rec = {"eval_id": eval_id, "kind": row.get("kind"), "generation": row.get("generation"),
+                       "name": row.get("name"), "current": eval_id in current, "seed": s.get("seed"),
+                       "status": s.get("status"),
+                       "cached": s.get("cached"), "wall_s": s.get("wall_s"), "error": s.get("error")}
+                rec.update(s.get("metrics") or {})
+                records.append(rec)
+        if not records:  # a run that has logged nothing yet: the columns all the same
+            return pd.DataFrame(columns=["eval_id", "kind", "generation", "name", "current", "seed", "status",
+                                         "cached", "wall_s", "error"])
+        return pd.DataFrame.from_records(records)
+
+    @cached_property
+    def front(self) -> pd.DataFrame:
+        """front.csv, the search's front with its re-check columns (docs/rundir.md); floats bit
+        for bit. `analysis.front.front_of` ranks the same points (a test holds them equal)."""
+        path = self.path / FRONT
+        if not path.is_file():
+            raise UserError(f"{self.path}: no {FRONT} yet (no generation has finished)")
+        # the python engine parses floats with float(), exact on every pandas version
+        front = pd.read_csv(path, engine="python", keep_default_na=False, na_values=[""])
+        for col in ("eval_id", "generation", "n_seeds", "recheck_eval_id"):
+            if col in front:
+                front[col] = front[col].astype("Int64")
+        return front
+
+    @cached_property
+    def baselines(self) -> pd.DataFrame:
+        """One row per baseline: name, eval_id, status, objectives, and `dominated` (by the
+        front at the search seeds) when summary.json says."""
+        ev = self.evaluations
+        out = ev[ev["kind"] == "baseline"][["name", "eval_id", "status", *self.objectives]].reset_index(drop=True)
+        said = self.summary.get("baselines")
+        said = said if isinstance(said, dict) else {}
+        out["dominated"] = pd.array([_get(said, n, "dominated") for n in out["name"]], dtype="boolean")
+        return out
+
+    @cached_property
+    def recheck(self) -> Recheck:
+        """The re-check of the final front (and of baselines, when the run re-checked them)."""
+        rows = self.data.rows
+        records = []
+        for r in (rows[i] for i in sorted(rows)):
+            if r.get("kind") != "recheck" or r.get("recheck_of") not in rows:
+                continue
+            orig = rows[r["recheck_of"]]
+            rec: dict[str, Any] = {"eval_id": orig["eval_id"], "kind": orig.get("kind"), "name": orig.get("name"),
+                                   "recheck_eval_id": r["eval_id"], "status": r.get("status")}
+            for o in self.objectives:
+                rec[o] = (orig.get("objectives") or {}).get(o)
+                rec[f"recheck_{o}"] = (r.get("objectives") or {}).get(o)
+            records.append(rec)
+        cols = ["eval_id", "kind", "name", "recheck_eval_id", "status", *self.objectives,
+                *(f"recheck_{o}" for o in self.objectives)]
+        table = pd.DataFrame.from_records(records, columns=cols)
+        # the summary's block changes shape between versions: read only what is there
+        block = self.summary.get("recheck")
+        block = block if isinstance(block, dict) else {}
+        seeds = block.get("seeds")
+        if not isinstance(seeds, list):
+            seeds = next((list(r.get("seeds") or []) for r in rows.values() if r.get("kind") == "recheck"), [])
+        dominated = block.get("dominated_baselines")
+        return Recheck(seeds=[int(s) for s in seeds], table=table,
+                       dominated_baselines=[str(n) for n in dominated] if isinstance(dominated, list) else None)
+
+    # picks and export -------------------------------------------------------------------
+    @cached_property
+    def picks(self) -> pd.DataFrame:
+        """The standard picks (best of each objective, balanced, knee), indexed by pick name:
+        eval_id, note and the objectives."""
+        chosen = standard_picks(self.data, front_of(self.data))
+        ev = self.evaluations.set_index("eval_id")
+        return pd.DataFrame.from_records(
+            [{"pick": p.name, "eval_id": p.eval_id, "note": p.note,
+              **{o: ev.at[p.eval_id, o] for o in self.objectives}} for p in chosen]).set_index("pick")
+
+    def pick(self, expr: str = "balanced") -> Pick:
+        """One point by a pick expression (as `paretosched export --pick`), e.g. "knee",
+        "min:energy_kwh", "weights:0.7,0.3", "index:0", "eval:42", or "baseline:NAME"."""
+        kind, _, name = expr.partition(":")
+        if kind.strip() == "baseline":
+            match = self.baselines[self.baselines["name"] == name.strip()]
+            if match.empty:
+                known = ", ".join(map(str, self.baselines["name"])) or "none"
+                raise UserError(f"pick {expr!r}: no baseline named {name.strip()!r} (baselines: {known})")
+            return Pick(expr.strip(), int(match["eval_id"].iloc[0]), "a baseline of the study")
+        return resolve_pick(self.data, front_of(self.data), expr)
+
+    def export(self, pick: str = "balanced", path: str | Path | None = None) -> dict[str, Any]:
+        """The picked point's scheduler config with its provenance (what `paretosched simulate`
+        and `ps.simulate` read); also written as YAML to `path` when given."""
+        chosen = self.pick(pick)
+        doc = config_document(self.data, chosen.eval_id, chosen.name)
+        config_from_dict(doc, f"export of eval {chosen.eval_id}")  # what simulate would refuse, refused here
+        if path is not None:
+            Path(path).write_text(to_yaml(doc), encoding="utf-8")
+        return doc
+
+
+def _get(mapping: dict[str, Any], name: Any, key: str) -> Any:
+    entry = mapping.get(name)
+    value = entry.get(key) if isinstance(entry, dict) else None
+    return value if isinstance(value, bool) else None
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run directory; a missing directory or log is a one-line UserError."""
+    return Run(_load_run_data(path))
+
+
+def write_table(run_dir: str | Path, out: str | Path, force: bool = False, per_seed: bool = False) -> Path:
+    """Write a run's evaluations (or its per-seed rows) to a .csv or .parquet file; returns it."""
+    p = Path(out)
+    suffix = p.suffix.lower()
+    if suffix not in TABLE_FORMATS:
+        raise UserError(f"-o {out}: unknown table format {suffix or '(no suffix)'!r} (expected "
+                        f"{' or '.join(TABLE_FORMATS)})")
+    if p.exists() and not force:
+        raise UserError(f"-o {out}: exists; add --force to overwrite it")
+    if suffix == ".parquet":
+        try:
+            import pyarrow  # noqa: F401 - pandas writes parquet through it
+        except ImportError:
+            raise UserError(f"-o {out}: writing parquet needs pyarrow: pip install 'paretosched[parquet]'") from None
+    run = load_run(run_dir)
+    table = run.per_seed if per_seed else run.evaluations
+    if suffix == ".csv":
+        table.to_csv(p, index=False)
+    else:
+        _arrow_safe(table).to_parquet(p, index=False)
+    return p
+
+
+def _arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Object columns mixing value types (a choice gene of [null, 60, "x"]) as strings:
+    parquet columns have one type, and pyarrow refuses the mix."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype != object or col == "seeds":
+            continue
+        types = {type(v) for v in out[col] if v is not None and v == v}
+        if len(types) > 1 and not types <= {int, float}:
+            out[col] = [None if v is None or v != v else str(v) for v in out[col]]
+    return out

@@ -1,0 +1,111 @@
+"""Guards of `optimise` against inputs that would run code, or run for ever, unasked.
+
+Evaluators: a study file names the function that turns a config into metrics. A study is data
+(shared, downloaded, generated), so it may only name a *known* evaluator: the twin, or the
+built-in analytic test problem (`paretosched.search.analytic:evaluate*`). Any other function
+must be allowed by the person running the command, in the environment variable
+`PARETOSCHED_EVALUATORS` (comma-separated `module:function`, or `module:*` for a whole
+module); a study alone can then never make `optimise` call `os:system`.
+
+Bounds: what one run may cost (docs/reliability.md). A leaf module: it imports no other part of
+`paretosched.search`, so the study schema and the engine can both use it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from paretosched.errors import UserError
+
+TWIN_EVALUATOR = "paretosched.search.twin:evaluate"
+KNOWN_EVALUATORS = frozenset({TWIN_EVALUATOR})
+KNOWN_MODULES = frozenset({"paretosched.search.analytic"})  # test problems: pure functions of (config, seed)
+ALLOW_ENV = "PARETOSCHED_EVALUATORS"
+
+MAX_POP_SIZE = 10_000
+MAX_SEEDS = 1_000
+MAX_WORKERS = 1_024
+MAX_SIMULATIONS_PER_GENERATION = 1_000_000  # (pop or offspring) x seeds: a generation must end to checkpoint
+MAX_SIMULATIONS = 100_000_000               # the whole budget, when it is counted in evaluations
+
+
+def evaluator_allowed(ref: str) -> bool:
+    """True for a known evaluator or one the environment allows (see the module doc)."""
+    module, _, name = ref.partition(":")
+    if ref in KNOWN_EVALUATORS or (module in KNOWN_MODULES and name.startswith("evaluate")):
+        return True
+    allowed = {a.strip() for a in os.environ.get(ALLOW_ENV, "").split(",") if a.strip()}
+    return ref in allowed or f"{module}:*" in allowed
+
+
+def require_evaluator(ref: str, src: str) -> None:
+    """A UserError unless `ref` may be imported and called (before anything imports it)."""
+    if not evaluator_allowed(ref):
+        raise UserError(f"{src}: evaluator: {ref!r} is not a known evaluator (the twin, or "
+                        f"paretosched.search.analytic:evaluate); to run your own function, allow it with "
+                        f"{ALLOW_ENV}={ref} in the environment")
+
+
+def evaluator_id(fn: Any) -> str | None:
+    """The evaluator's 'module:function' for cache keys; None for the twin (keys unchanged)."""
+    ref = fn if isinstance(fn, str) else f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+    return None if ref == TWIN_EVALUATOR else ref
+
+
+def simulations(study: Any) -> tuple[int | None, int]:
+    """(simulations of the whole search or None when only wall time bounds it, per generation)."""
+    alg, b = study.algorithm, study.budget
+    n_seeds = len(study.seeds) if isinstance(study.seeds, list) else int(study.seeds)
+    per_gen = max(alg.pop_size, alg.n_offsprings or alg.pop_size) * n_seeds
+    evals = b.evaluations
+    if b.generations is not None:
+        by_gen = alg.pop_size + (b.generations - 1) * (alg.n_offsprings or alg.pop_size)
+        evals = by_gen if evals is None else min(evals, by_gen)
+    return (None if evals is None else evals * n_seeds), per_gen
+
+
+def check_cost(study: Any, src: str) -> str:
+    """Refuse a study that cannot finish; else the line that says what it will cost."""
+    total, per_gen = simulations(study)
+    if per_gen > MAX_SIMULATIONS_PER_GENERATION:
+        raise UserError(f"{src}: algorithm.pop_size x seeds = {per_gen} simulations per generation; at most "
+                        f"{MAX_SIMULATIONS_PER_GENERATION} (a generation must finish to be checkpointed)")
+    if total is not None and total > MAX_SIMULATIONS:
+        raise UserError(f"{src}: budget: {total} simulations (evaluations x seeds); at most {MAX_SIMULATIONS}")
+    n_seeds = per_gen // max(study.algorithm.pop_size, study.algorithm.n_offsprings or study.algorithm.pop_size)
+    n_base = len(study.baselines) * n_seeds
+    limit = f"up to {total} simulations" if total is not None else "simulations until the wall time"
+    wall = f", stops after {study.budget.wall_time_s:g} s" if study.budget.wall_time_s is not None else ""
+    return (f"cost: {limit} ({n_seeds} seed(s) per evaluation, {per_gen} per generation){wall}"
+            + (f", plus {n_base} for {len(study.baselines)} baseline(s)" if n_base else ""))
+
+
+def announce(text: str) -> None:
+    """Print a line at once, before inputs are parsed or workers start (progress from the first second)."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def check_cache_dir(path: Path | None, src: str) -> None:
+    """The cache folder must be a folder we can write: said now, not after evaluations started."""
+    if path is None:
+        return
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UserError(f"{src}: cache_dir: {path} (or a parent) is a file, not a folder") from None
+    except OSError as exc:
+        raise UserError(f"{src}: cache_dir: {path}: cannot create: {exc.strerror or exc}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"{src}: cache_dir: {path}: not writable")
+
+
+def check_log(read_rows: Any, run_dir: Path) -> None:
+    """A corrupt line inside a run's log (not a torn last line) as a one-line error, before resuming."""
+    try:
+        read_rows(run_dir)
+    except ValueError as exc:
+        raise UserError(f"{exc}; the log is damaged before its end: restore it from a copy, or start a new "
+                        "run (another --out)") from None

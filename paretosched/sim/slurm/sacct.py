@@ -1,0 +1,315 @@
+"""sacct dumps (`sacct -a -X -P -o JobIDRaw,Submit,Start,End,...`) to SWF job lines.
+
+Columns are found by header name (case-insensitive; any order, extra columns ignored). Required:
+an id (JobID or JobIDRaw), Submit, Start, End, NCPUS (or AllocCPUS), State. Used when present:
+Timelimit, ReqMem, NNodes, User, Group, Partition. What each record becomes:
+
+- a job step (`123.batch`, `123.extern`, `123.0`; sacct without -X): skipped, the allocation's own
+  record is the job;
+- an array task (`123_4`) is a job; a pending array (`123_[1-5]`) is skipped with the pending jobs;
+- the components of a heterogeneous job (`123+0`, `123+1`) become one job: cores added, memory per
+  core the largest, submit and start the earliest, end the latest (the twin cannot co-schedule parts);
+- Start or End `Unknown`/`None` (pending, running): skipped; a cancelled job that never ran
+  (no start, or start = end and CANCELLED): skipped;
+- State -> SWF status (field 11): COMPLETED 1; FAILED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, DEADLINE,
+  BOOT_FAIL 0 (they ran and failed); CANCELLED (by N), PREEMPTED, REQUEUED 5 (stopped from outside);
+  any other state is skipped and named in the report;
+- Timelimit `[D-]HH:MM:SS`, `MM:SS`, `D-HH[:MM]`, minutes -> requested time; `UNLIMITED`,
+  `Partition_Limit` -> -1 (unknown: the loader then uses the run time) and counted in the notes;
+- ReqMem `4000M`, `4G` (per node), `16000Mn` (per node), `2000Mc` (per CPU); K/M/G/T are binary
+  units -> SWF requested memory per processor in KB; a suffix-free value is read per node (sacct
+  since 21.08 prints no n/c) and counted in the notes; `0` or empty -> -1;
+- User and Group names -> SWF ids 1, 2, ... in order of first appearance (kept for fair-share).
+
+Jobs are numbered 1..N in submit order; times are seconds from the earliest submit.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from paretosched.errors import UserError
+
+STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "OUT_OF_MEMORY": 0, "NODE_FAIL": 0, "DEADLINE": 0,
+          "BOOT_FAIL": 0, "CANCELLED": 5, "PREEMPTED": 5, "REQUEUED": 5}
+_ID = re.compile(r"^(\d+)(?:_(\d+|\[[^\]]*\]))?(?:\+(\d+))?(?:\.(\S+))?$")
+_MEM = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)([nc]?)$", re.IGNORECASE)
+_UNIT_MB = {"K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0 ** 2, "": 1.0}
+_NO_TIME = ("UNKNOWN", "NONE", "")
+_ALIASES = {"id": ("jobid", "jobidraw"), "submit": ("submit",), "start": ("start",), "end": ("end",),
+            "ncpus": ("ncpus", "alloccpus"), "state": ("state",), "timelimit": ("timelimit",),
+            "reqmem": ("reqmem",), "nnodes": ("nnodes", "allocnodes"), "user": ("user",), "group": ("group",),
+            "partition": ("partition",)}
+_REQUIRED = ("id", "submit", "start", "end", "ncpus", "state")
+
+
+@dataclass
+class SacctReport:
+    records: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+
+    @property
+    def notes(self) -> list[str]:
+        return [f"{n} {what}" for what, n in self.counts.items()]
+
+
+@dataclass
+class _Rec:
+    line: int
+    submit: float
+    start: float
+    end: float
+    cores: int
+    mem_kb_per_core: float
+    req_s: float
+    status: int
+    user: str
+    group: str
+    partition: str
+
+
+@dataclass
+class Conversion:
+    source: str
+    jobs: list[list[float]]  # SWF fields 1-18 per job
+    report: SacctReport
+    t0: float = 0.0
+
+
+def is_sacct_dump(path: str | Path) -> bool:
+    """True when the file's first non-empty line is an sacct -P header (it names JobID and is |-separated)."""
+    try:
+        with _open(Path(path)) as fh:
+            for line in fh:
+                if line.strip():
+                    cols = [c.strip().lower() for c in line.split("|")]
+                    return len(cols) > 1 and ("jobid" in cols or "jobidraw" in cols)
+    except (OSError, EOFError, UnicodeDecodeError):
+        return False
+    return False
+
+
+def _open(path: Path) -> io.TextIOBase:
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[return-value]
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def parse_timelimit(text: str) -> float | None:
+    """Seconds of a Slurm time limit; None for UNLIMITED/Partition_Limit; ValueError if malformed."""
+    t = text.strip()
+    if t.upper() in ("UNLIMITED", "PARTITION_LIMIT", "INFINITE", "NONE", ""):
+        return None
+    days = 0
+    if "-" in t:
+        d, t = t.split("-", 1)
+        days = int(d)
+        parts = [int(x) for x in t.split(":")]  # D-HH, D-HH:MM, D-HH:MM:SS
+        h, m, s = (parts + [0, 0])[:3]
+    else:
+        parts = [int(x) for x in t.split(":")]  # MM, MM:SS, HH:MM:SS
+        if len(parts) == 1:
+            h, m, s = 0, parts[0], 0
+        elif len(parts) == 2:
+            h, (m, s) = 0, parts
+        elif len(parts) == 3:
+            h, m, s = parts
+        else:
+            raise ValueError(text)
+    if min(days, h, m, s) < 0:
+        raise ValueError(text)
+    return float(((days * 24 + h) * 60 + m) * 60 + s)
+
+
+def parse_reqmem(text: str, cores: int, nodes: int) -> tuple[float, bool]:
+    """(KB per core, read per node without a suffix) of a ReqMem value; -1 when none requested."""
+    t = text.strip()
+    if t in ("", "0", "0n", "0c", "0M", "0Mn", "0Mc"):
+        return -1.0, False
+    m = _MEM.match(t)
+    if not m:
+        raise ValueError(text)
+    mb = float(m.group(1)) * _UNIT_MB[m.group(2).upper()]
+    per = m.group(3).lower()
+    if mb <= 0:
+        return -1.0, False
+    if per == "c":
+        return mb * 1024.0, False
+    per_node_cores = max(cores / max(nodes, 1), 1.0)
+    return mb * 1024.0 / per_node_cores, per == ""
+
+
+def _time(text: str) -> float | None:
+    t = text.strip()
+    if t.upper() in _NO_TIME:
+        return None
+    when = datetime.fromisoformat(t)
+    # sacct prints local wall-clock times without a zone: read them as UTC so that the differences
+    # (all that SWF keeps) do not depend on this machine's zone or a DST change
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def read_sacct(path: str | Path) -> Conversion:
+    """Convert an sacct -P dump; malformed records are one-line errors naming file:line."""
+    p = Path(path)
+    if not p.is_file():
+        raise UserError(f"{p}: sacct dump not found")
+    rep = SacctReport()
+    recs: dict[str, list[_Rec]] = {}
+    with _open(p) as fh:
+        header: list[str] | None = None
+        col: dict[str, int] = {}
+        for no, raw in enumerate(fh, start=1):
+            line = raw.rstrip("\n\r")
+            if not line.strip():
+                continue
+            fields = line.split("|")
+            if header is None or [f.strip().lower() for f in fields] == header:
+                header = [f.strip().lower() for f in fields]
+                col = {k: next(header.index(a) for a in names if a in header)
+                       for k, names in _ALIASES.items() if any(a in header for a in names)}
+                missing = [k for k in _REQUIRED if k not in col]
+                if missing:
+                    raise UserError(f"{p}:{no}: sacct header lacks {', '.join(missing)} "
+                                    "(dump with sacct -P -o JobIDRaw,Submit,Start,End,NCPUS,State,...)")
+                continue
+            if len(fields) != len(header):
+                raise UserError(f"{p}:{no}: {len(fields)} fields, the header has {len(header)} "
+                                "(a '|' inside a value? dump with --parsable2)")
+            rep.records += 1
+            _record(fields, col, p, no, rep, recs)
+    if header is None:
+        raise UserError(f"{p}: empty sacct dump")
+    return _to_swf(str(p), recs, rep)
+
+
+def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: SacctReport,
+            recs: dict[str, list[_Rec]]) -> None:
+    def get(key: str, default: str = "") -> str:
+        return fields[col[key]].strip() if key in col else default
+
+    jid = get("id")
+    m = _ID.match(jid)
+    if not m:
+        raise UserError(f"{p}:{no}: job id {jid!r} is not a Slurm job id (123, 123_4, 123+0, 123.batch)")
+    if m.group(4) is not None:
+        return rep.skip("job step (dump with -X)")
+    if m.group(2) is not None and m.group(2).startswith("["):
+        return rep.skip("pending array (not yet split)")
+    state_text = get("state")
+    state = state_text.split()[0].upper() if state_text else ""
+    try:
+        submit, start, end = _time(get("submit")), _time(get("start")), _time(get("end"))
+    except ValueError:
+        raise UserError(f"{p}:{no}: Submit/Start/End must be ISO times (2024-01-31T12:00:00) or Unknown") from None
+    if submit is None:
+        return rep.skip("no submit time")
+    if start is None:
+        return rep.skip("never started (pending or cancelled)")
+    if end is None:
+        return rep.skip("still running (no end)")
+    if state == "CANCELLED" and end <= start:
+        return rep.skip("cancelled before it ran")
+    if state not in STATUS:
+        return rep.skip(f"state {state or 'empty'}")
+    if start < submit or end < start:
+        raise UserError(f"{p}:{no}: times out of order (Submit {get('submit')}, Start {get('start')}, End {get('end')})")
+    try:
+        cores = int(get("ncpus"))
+        nodes = int(get("nnodes", "1") or "1")
+    except ValueError:
+        raise UserError(f"{p}:{no}: NCPUS/NNodes must be integers, got {get('ncpus')!r}/{get('nnodes')!r}") from None
+    if cores < 1:
+        return rep.skip("no cores (NCPUS 0)")
+    if "nnodes" not in col:
+        rep.count("records without NNodes read as one node")
+    try:
+        req = parse_timelimit(get("timelimit")) if "timelimit" in col else None
+    except ValueError:
+        raise UserError(f"{p}:{no}: Timelimit {get('timelimit')!r} is not [D-]HH:MM:SS, MM:SS, UNLIMITED") from None
+    if req is None:
+        rep.count("jobs without a time limit (request = run time)")
+    try:
+        mem, guessed = parse_reqmem(get("reqmem"), cores, nodes)
+    except ValueError:
+        raise UserError(f"{p}:{no}: ReqMem {get('reqmem')!r} is not a size (4000M, 4G, 16000Mn, 2000Mc)") from None
+    if guessed:
+        rep.count("ReqMem values without n/c read as per node")
+    key = m.group(1) + (f"_{m.group(2)}" if m.group(2) else "") if m.group(3) is not None else jid
+    if m.group(3) is not None:
+        rep.count("heterogeneous-job components merged")
+    recs.setdefault(key, []).append(_Rec(no, submit, start, end, cores, mem, req if req is not None else -1.0,
+                                         STATUS[state], get("user"), get("group"), get("partition")))
+
+
+def _to_swf(source: str, recs: dict[str, list[_Rec]], rep: SacctReport) -> Conversion:
+    merged: list[_Rec] = []
+    for parts in recs.values():
+        if len(parts) == 1:
+            merged.append(parts[0])
+            continue
+        first = min(parts, key=lambda r: r.line)
+        merged.append(_Rec(first.line, min(r.submit for r in parts), min(r.start for r in parts),
+                           max(r.end for r in parts), sum(r.cores for r in parts),
+                           max(r.mem_kb_per_core for r in parts), max(r.req_s for r in parts),
+                           min(r.status for r in parts), first.user, first.group, first.partition))
+    merged.sort(key=lambda r: (r.submit, r.line))
+    t0 = merged[0].submit if merged else 0.0
+    ids: dict[str, dict[str, int]] = {"user": {}, "group": {}, "partition": {}}
+
+    def num(kind: str, name: str) -> int:
+        if not name:
+            return -1
+        table = ids[kind]
+        return table.setdefault(name, len(table) + 1)
+
+    jobs = []
+    for k, r in enumerate(merged, start=1):
+        jobs.append([k, round(r.submit - t0), round(r.start - r.submit), round(r.end - r.start), r.cores, -1, -1,
+                     r.cores, r.req_s, round(r.mem_kb_per_core) if r.mem_kb_per_core > 0 else -1, r.status,
+                     num("user", r.user), num("group", r.group), -1, -1, num("partition", r.partition), -1, -1])
+    return Conversion(source, jobs, rep, t0)
+
+
+def swf_text(conv: Conversion) -> str:
+    """The conversion as an SWF file (header comments say where it came from)."""
+    start = datetime.fromtimestamp(conv.t0, timezone.utc).replace(tzinfo=None).isoformat() if conv.jobs else "-"
+    head = [f"; Converted by paretosched trace import from {Path(conv.source).name}",
+            f"; UnixStartTime: {int(conv.t0)}", f"; StartTime: {start}",
+            f"; MaxJobs: {len(conv.jobs)}", f"; MaxRecords: {conv.report.records}",
+            "; Note: job ids renumbered 1..N in submit order; user, group and partition ids in order of "
+            "first appearance"]
+    head += [f"; Note: skipped {n} record(s): {why}" for why, n in conv.report.skipped.items()]
+    head += [f"; Note: {note}" for note in conv.report.notes]
+    body = [" ".join(str(int(v)) if float(v).is_integer() else str(v) for v in job) for job in conv.jobs]
+    return "\n".join(head + body) + "\n"
+
+
+def write_swf(conv: Conversion, out: str | Path) -> None:
+    text = swf_text(conv)
+    p = Path(out)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if p.suffix == ".gz":
+        with gzip.open(p, "wt", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+
+
+def sacct_as_swf(path: str | Path) -> io.StringIO:
+    """An sacct dump read as SWF text (what `workload.path` gets when it names a dump)."""
+    return io.StringIO(swf_text(read_sacct(path)))

@@ -1,0 +1,105 @@
+"""The `slurm` scheduler section a slurm.conf configures (the inverse of `export --format slurm`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paretosched.config import SlurmScheduler
+from paretosched.errors import UserError
+from paretosched.sim.platform import PlatformSpec, build_platform
+from paretosched.sim.slurm.conf import SlurmConf
+from paretosched.sim.slurm.hostlist import expand
+from paretosched.sim.slurm.platform_import import node_names
+from paretosched.sim.slurm.sacct import parse_timelimit
+from paretosched.sim.slurm.weights import node_weights, order_of_weights
+from paretosched.yamlio import validate
+
+_INTS = {"priorityweightage": "priority_weight_age", "priorityweightjobsize": "priority_weight_job_size",
+         "priorityweightfairshare": "priority_weight_fairshare", "suspendrate": "suspend_rate",
+         "resumerate": "resume_rate"}
+_SECONDS = {"suspendtimeout": "suspend_timeout_s", "resumetimeout": "resume_timeout_s"}
+_DURATIONS = {"prioritydecayhalflife": "priority_decay_half_life_s", "prioritymaxage": "priority_max_age_s"}
+
+
+def _int(conf: SlurmConf, key: str) -> int:
+    raw = conf.param(key) or ""
+    try:
+        return int(raw)
+    except ValueError:
+        raise UserError(f"{conf.where(key)}: {key} must be an integer, got {raw!r}") from None
+
+
+def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict[str, int],
+                        notes: list[str] | None = None) -> dict[str, Any]:
+    """The validated scheduler dict (kind slurm): the parameters set, Slurm's defaults for the others.
+    What cannot be represented is appended to `notes`."""
+    notes = notes if notes is not None else []
+    out: dict[str, Any] = {"kind": "slurm"}
+    for key, name in _INTS.items():
+        if conf.param(key) is not None:
+            out[name] = _int(conf, key)
+    for key, name in _SECONDS.items():
+        if conf.param(key) is not None:
+            out[name] = float(_int(conf, key))
+    for key, name in _DURATIONS.items():
+        raw = conf.param(key)
+        if raw is not None:
+            try:
+                secs = parse_timelimit(raw)
+            except ValueError:
+                raise UserError(f"{conf.where(key)}: {key} is not a Slurm time ({raw!r})") from None
+            out[name] = secs if secs is not None else 0.0
+    if conf.param("priorityfavorsmall") is not None:
+        out["priority_favor_small"] = conf.param("priorityfavorsmall").upper() in ("YES", "1", "TRUE")
+    stype = conf.param("schedulertype")
+    if stype is not None:
+        if stype not in ("sched/backfill", "sched/builtin"):
+            raise UserError(f"{conf.where('schedulertype')}: SchedulerType {stype!r} (expected sched/backfill or sched/builtin)")
+        out["scheduler_type"] = stype.split("/")[1]
+    for item in (conf.param("schedulerparameters") or "").split(","):
+        key, _, value = item.partition("=")
+        if key in ("bf_max_job_test", "bf_window"):
+            try:
+                out["bf_max_job_test" if key == "bf_max_job_test" else "bf_window_min"] = int(value)
+            except ValueError:
+                raise UserError(f"{conf.where('schedulerparameters')}: {key} must be an integer, got {value!r}") from None
+    suspend = conf.param("suspendtime")
+    if suspend is not None:
+        out["suspend_time_s"] = None if suspend.upper() in ("INFINITE", "NONE", "-1") else float(_int(conf, "suspendtime"))
+    if conf.param("cpufreqdef") is not None:
+        value = conf.param("cpufreqdef")
+        if value.lower() not in ("performance", "powersave"):
+            raise UserError(f"{conf.where('cpufreqdef')}: CpuFreqDef {value!r}: the twin models Performance and PowerSave")
+        out["cpu_freq_def"] = "Performance" if value.lower() == "performance" else "PowerSave"
+    plat = build_platform(PlatformSpec.model_validate(platform))
+    names = node_names(plat.spec) or []
+    order = order_of_weights(plat, [weights.get(n, 1) for n in names])
+    if order is None:
+        notes.append("the nodes' Weight values follow none of the node orders (platform, fastest_first, "
+                     "lowest_power_first, efficiency_first): node_order platform")
+        order = "platform"
+    out["node_order"] = order
+    exc = conf.param("suspendexcnodes")
+    if exc:
+        out["suspend_exc_nodes"] = _exc_count(conf, exc, plat, order, names)
+    where = conf.nodes[0].source if conf.nodes else "slurm.conf"
+    return validate(SlurmScheduler, out, f"{where} (Slurm parameters)").model_dump(mode="json")
+
+
+def _exc_count(conf: SlurmConf, text: str, plat: Any, order: str, names: list[str]) -> int:
+    """SuspendExcNodes as a count: the first N nodes of the Weight order, or `<all nodes>:N`."""
+    expr, _, count = text.rpartition(":") if ":" in text else (text, "", "")
+    try:
+        listed = expand(expr)
+    except ValueError as exc:
+        raise UserError(f"{conf.where('suspendexcnodes')}: {exc}") from None
+    if count:
+        if sorted(listed) != sorted(names):
+            raise UserError(f"{conf.where('suspendexcnodes')}: a count applies to all nodes here (<all nodes>:N)")
+        return int(count)
+    w = node_weights(plat, order)
+    first = [names[i] for i in sorted(range(len(names)), key=lambda i: (w[i], i))][:len(listed)]
+    if sorted(first) != sorted(listed):
+        raise UserError(f"{conf.where('suspendexcnodes')}: the twin excludes the first nodes of the Weight order "
+                        f"({','.join(first)}), not {expr}")
+    return len(listed)

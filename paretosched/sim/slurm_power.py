@@ -1,0 +1,92 @@
+"""Slurm power saving on the twin: SuspendTime, SuspendTimeout, ResumeTimeout, rates, SuspendExcNodes.
+
+The twin already times idle nodes exactly (`power_off_idle_s`, here SuspendTime) and boots an off
+node when a job is given its cores (`boot_s` of the platform). This layer adds Slurm's rules:
+- a node in SuspendExcNodes is never suspended;
+- at most SuspendRate nodes are suspended in any 60 s (a node over the rate waits for the window);
+- a suspended node is unusable for SuspendTimeout (powering down), then may be resumed;
+- at most ResumeRate nodes are resumed in any 60 s (jobs that would need more wait);
+- a node whose boot takes longer than ResumeTimeout is a failure: Slurm would mark it DOWN and
+  requeue its job; the run stops with `ResumeTimeoutError` (the search records a failed evaluation).
+Slurm counts rates per minute in its power-save thread; a sliding 60 s window is the exact bound.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+
+class ResumeTimeoutError(RuntimeError):
+    """A node would boot for longer than ResumeTimeout."""
+
+
+class PowerSaver:
+    def __init__(self, twin: Any, spec: Any, preference: list[int], names: list[str] | None) -> None:
+        self.twin = twin
+        self.on = spec.suspend_time_s is not None
+        self.suspend_timeout = spec.suspend_timeout_s
+        self.resume_timeout = spec.resume_timeout_s
+        self.suspend_rate = spec.suspend_rate
+        self.resume_rate = spec.resume_rate
+        self.excluded = set(preference[:spec.suspend_exc_nodes])
+        self.names = names
+        self.suspends: deque[float] = deque()
+        self.resumes: deque[float] = deque()
+        self.down_until: dict[int, float] = {}
+        self.suspend_times: list[tuple[float, int]] = []  # (time, node) of every suspension
+        if self.on:
+            # the twin's idle timeout, with Slurm's rules in front (an instance attribute shadows the method)
+            self._switch_off = twin._idle_timeout
+            twin._idle_timeout = self._idle_timeout
+
+    @staticmethod
+    def _recent(q: deque[float], now: float) -> int:
+        while q and q[0] <= now - 60.0:
+            q.popleft()
+        return len(q)
+
+    def _idle_timeout(self, node: Any, version: int) -> None:
+        twin = self.twin
+        if version != node.idle_version or node.busy or node.power_state != 0 or node.idx in self.excluded:
+            return
+        now = twin.now
+        if self.suspend_rate and self._recent(self.suspends, now) >= self.suspend_rate:
+            ev = twin.env.timeout(self.suspends[0] + 60.0 - now)
+            ev.callbacks.append(lambda _ev: self._idle_timeout(node, version))
+            return
+        self._switch_off(node, version)
+        if node.power_state == 0:
+            return
+        self.suspends.append(now)
+        self.suspend_times.append((now, node.idx))
+        if self.suspend_timeout > 0:
+            self.down_until[node.idx] = now + self.suspend_timeout
+            ev = twin.env.timeout(self.suspend_timeout)
+            ev.callbacks.append(lambda _ev: twin.request_decision())
+
+    def unusable_until(self, node_idx: int) -> float:
+        """When a powering-down node may be resumed (the past when it is usable)."""
+        return self.down_until.get(node_idx, -1.0)
+
+    def resume_budget(self) -> int | None:
+        """Nodes that may still be resumed now (None = no limit)."""
+        if not self.resume_rate:
+            return None
+        return max(self.resume_rate - self._recent(self.resumes, self.twin.now), 0)
+
+    def wake_when_budget(self) -> None:
+        """Ask for a decision when the oldest resume leaves the 60 s window."""
+        if self.resumes:
+            ev = self.twin.env.timeout(self.resumes[0] + 60.0 - self.twin.now)
+            ev.callbacks.append(lambda _ev: self.twin.request_decision())
+
+    def resuming(self, nodes: list[Any]) -> None:
+        """Nodes about to be booted for a job: check ResumeTimeout, count them against ResumeRate."""
+        for node in nodes:
+            if node.boot_s > self.resume_timeout:
+                name = self.names[node.idx] if self.names else f"node {node.idx}"
+                raise ResumeTimeoutError(
+                    f"{name} boots in {node.boot_s:g} s, longer than ResumeTimeout={self.resume_timeout:g} s "
+                    "(Slurm would set it DOWN and requeue the job)")
+            self.resumes.append(self.twin.now)

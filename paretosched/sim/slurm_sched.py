@@ -1,0 +1,208 @@
+"""The `slurm` scheduler kind: Slurm's multifactor priority, sched/backfill and node Weight order.
+
+At each decision instant (a submission or a completion, as every scheduler of the twin):
+1. Priority (priority/multifactor): each pending job gets
+   PriorityWeightAge x age + PriorityWeightJobSize x size + PriorityWeightFairshare x fair-share,
+   each factor in [0, 1], truncated to an integer as Slurm does; ties go to the earlier submission.
+   - age = min(now - submit, PriorityMaxAge) / PriorityMaxAge;
+   - size = cores / platform cores, or 1 - that with PriorityFavorSmall;
+   - fair-share = 2^(-U/S) (Slurm's classic formula): U the user's share of all decayed usage
+     (core-seconds, halved every PriorityDecayHalfLife), S = 1 / number of users (equal shares).
+2. sched/builtin: start jobs in priority order while the next one fits; stop at the first that
+   does not. sched/backfill: walk up to bf_max_job_test jobs in priority order; each starts now if
+   it fits without touching an earlier job's reservation, else gets a reservation at the earliest
+   time within bf_window it fits (conservative backfilling over the profile of `slurm_plan`).
+   Expected ends are what Slurm knows: a job's time limit (requested time) on its slowest core.
+3. Cores are taken node by node in Weight order (lowest first; `node_order` sets the Weights),
+   nodes that are up before booting ones before powered-down ones, as Slurm avoids resuming nodes.
+Power saving is `slurm_power`; CpuFreqDef sets the twin's DVFS factor (config.SlurmScheduler.freq).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from paretosched.errors import UserError
+from paretosched.sim.backfill import estimated_end
+from paretosched.sim.slurm.platform_import import node_names
+from paretosched.sim.slurm.weights import node_weights
+from paretosched.sim.slurm_plan import Profile, take
+from paretosched.sim.slurm_power import PowerSaver
+from paretosched.sim.taking import power_rank
+
+
+class Priority:
+    """priority/multifactor over the age, job size and fair-share factors."""
+
+    def __init__(self, spec: Any, n_cores: int, jobs: list[Any]) -> None:
+        self.w_age = spec.priority_weight_age
+        self.w_size = spec.priority_weight_job_size
+        self.w_fs = spec.priority_weight_fairshare
+        self.small = spec.priority_favor_small
+        self.max_age = spec.priority_max_age_s
+        self.half_life = spec.priority_decay_half_life_s
+        self.n_cores = n_cores
+        self.share = 1.0 / max(len({j.user for j in jobs}), 1)
+        self.usage: dict[int, float] = defaultdict(float)
+        self.t_usage = 0.0
+
+    def charge(self, running: Any, now: float) -> None:
+        """Decay the usage to `now` and add the core-seconds running jobs used since the last call."""
+        dt = now - self.t_usage
+        if dt <= 0:
+            return
+        if self.half_life > 0:
+            decay = 0.5 ** (dt / self.half_life)
+            for u in self.usage:
+                self.usage[u] *= decay
+        for j in running:
+            self.usage[j.user] += j.size * (now - max(j.start, self.t_usage))
+        self.t_usage = now
+
+    def value(self, job: Any, now: float) -> int:
+        age = min(max(now - job.submit, 0.0), self.max_age) / self.max_age
+        size = job.size / self.n_cores
+        if self.small:
+            size = 1.0 - size
+        prio = self.w_age * age + self.w_size * size
+        if self.w_fs:
+            total = sum(self.usage.values())
+            u = self.usage[job.user] / total if total > 0 else 0.0
+            prio += self.w_fs * 2.0 ** (-u / self.share)
+        return int(prio)
+
+    def order(self, queue: list[Any], now: float, running: Any) -> list[Any]:
+        if self.w_fs:
+            self.charge(running, now)
+        return sorted(queue, key=lambda j: (-self.value(j, now), j.submit, j.seq))
+
+
+class SlurmScheduler:
+    def __init__(self, twin: Any, spec: Any, rng: random.Random) -> None:
+        self.spec = spec
+        if spec.cpu_freq_def == "PowerSave":
+            types = twin.platform.spec.processor_types
+            unknown = [name for name, pt in types.items() if pt.f_min <= 0]
+            if unknown:
+                raise UserError(f"scheduler.cpu_freq_def: PowerSave runs each processor at its lowest P-state, "
+                                f"but type {unknown[0]!r} of platform {twin.platform.spec.name} has no f_min")
+        self.weights = node_weights(twin.platform, spec.node_order)
+        self.static = sorted(twin.procs, key=lambda p: (self.weights[p.node.idx], p.node.idx, p.idx))
+        preference = list(dict.fromkeys(p.node.idx for p in self.static))
+        self.power = PowerSaver(twin, spec, preference, node_names(twin.platform.spec))
+        self.priority = Priority(spec, twin.platform.n_cores, twin.jobs)
+        self.backfill = spec.scheduler_type == "backfill"
+        self.window = spec.bf_window_min * 60.0
+        self.max_test = spec.bf_max_job_test
+        self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
+        self._bounds: dict[tuple[int, float, float, float], float] = {}  # per pass: see `decide`
+        # jobs given cores on a booting node: not yet in twin.running, but their cores are taken
+        self.booting: dict[Any, tuple[dict[int, int], dict[int, float], float]] = {}
+
+    def decide(self, twin: Any) -> None:
+        now = twin.now
+        order = self.priority.order(twin.queue, now, twin.running)
+        prof = self._profile(twin, now)
+        ranked = sorted(self.static, key=power_rank) if self.power.on else self.static
+        budget = self.power.resume_budget() if self.power.on else None
+        # Resources only shrink during a pass, so a job of the same shape as an earlier one (cores,
+        # memory per core, time limit, work) cannot start before that one could: queues of
+        # identical jobs (arrays) cost one search
+        self._bounds: dict[tuple[int, float, float, float], float] = {}
+        # Slurm's main scheduler first: priority order, starting jobs until one does not fit; then
+        # (sched/backfill) the backfill pass over the rest, bf_max_job_test of them at most
+        main, tested = True, 0
+        for job in order:
+            if not main:
+                if tested >= self.max_test:
+                    break
+                tested += 1
+            placed = self._place(prof, job, ranked, now, now if main else now + self.window)
+            if placed is None and main:
+                if not self.backfill:
+                    break  # sched/builtin: strict priority order
+                main, tested = False, 1
+                placed = self._place(prof, job, ranked, now, now + self.window)
+            if placed is None:
+                continue
+            t, alloc, d = placed
+            cores = {p.idx: k for p, k in alloc.items()}
+            mem: dict[int, float] = defaultdict(float)
+            if job.mem > 0:
+                for p, k in alloc.items():
+                    mem[p.node.idx] += k * job.mem
+            if t == now:
+                off = list({p.node: None for p in alloc if p.node.power_state == 1})
+                if off and budget is not None:
+                    if len(off) > budget:
+                        self.power.wake_when_budget()
+                        if not self.backfill:
+                            break
+                        main = False
+                        continue
+                    budget -= len(off)
+                if off:
+                    self.power.resuming(off)
+                twin.start(job, list(alloc.items()))
+                if job.start < 0:  # waits for its nodes to boot
+                    ready = max(p.node.ready_at for p in alloc)
+                    self.booting[job] = (cores, dict(mem), ready + d)
+            prof.add(t, t + d, cores, mem, -1)  # a start now, or (backfill) a reservation
+
+    def _profile(self, twin: Any, now: float) -> Profile:
+        prof = Profile(now, np.array([len(p.free) for p in twin.procs]), np.array([n.mem_free for n in twin.nodes]),
+                       self.proc_node)
+        for job in twin.running:
+            cores: dict[int, int] = defaultdict(int)
+            mem: dict[int, float] = defaultdict(float)
+            for g in job.groups:
+                cores[g.proc.idx] += len(g.cores)
+                mem[g.proc.node.idx] += len(g.cores) * job.mem
+            prof.add(max(estimated_end(job, now), now), math.inf, cores, mem, +1)
+        for job in [j for j in self.booting if j.start >= 0]:
+            del self.booting[job]
+        for cores, mem, end in self.booting.values():
+            prof.add(max(end, now), math.inf, cores, mem, +1)
+        if self.power.on:
+            for node in twin.nodes:
+                until = self.power.unusable_until(node.idx)
+                if until > now:  # powering down: its (idle) cores cannot be given out before `until`
+                    prof.add(now, until, {p.idx: len(p.free) for p in node.procs}, {}, -1)
+        return prof
+
+    def _place(self, prof: Profile, job: Any, ranked: list[Any], now: float,
+               horizon: float) -> tuple[float, dict[Any, int], float] | None:
+        """(start, cores per processor, expected run time) at the earliest fitting time up to `horizon`."""
+        d0, size, mpc = job.req_time, job.size, job.mem
+        shape = (size, mpc, d0, job.req_ops)
+        lower = self._bounds.get(shape, now)
+        found = None
+        if lower <= horizon:
+            totals = prof.cores.sum(axis=1)
+            for k in np.flatnonzero(totals >= size):
+                t = prof.t[k]
+                if t < lower:
+                    continue
+                if t > horizon:
+                    break
+                cores, mem = prof.window(t, d0)
+                if not prof.enough(cores, mem, size, mpc):
+                    continue
+                alloc = take(ranked, cores, mem, size, mpc)
+                if alloc is None:
+                    continue
+                d = job.req_ops / min(p.speed for p in alloc)  # the time limit on the slowest core given
+                if d > d0:
+                    cores, mem = prof.window(t, d)
+                    if take(list(alloc), cores, mem, size, mpc) is None:
+                        continue
+                found = (t, alloc, max(d, d0))
+                break
+        # found: no earlier start for this shape; not found: none up to this horizon
+        self._bounds[shape] = found[0] if found else math.nextafter(horizon, math.inf)
+        return found
