@@ -44,6 +44,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _positive(kind: type) -> Any:
+    """An argparse type: a finite number > 0 of `kind` (int or float)."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {kind.__name__} > 0, got {text!r}") from None
+        if not 0 < value < float("inf"):  # also refuses nan
+            raise argparse.ArgumentTypeError(f"expected a finite {kind.__name__} > 0, got {text!r}")
+        return value
+    return parse
+
+
+def _workers(text: str) -> int:
+    from paretosched.search.guards import MAX_WORKERS
+
+    n = _positive(int)(text)
+    if n > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_WORKERS} workers, got {text!r}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="paretosched", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"paretosched {__version__}")
@@ -93,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("study", help="study YAML (or a run directory with --resume)")
     opt.add_argument("--out", help="run directory (default runs/<study name>)")
     opt.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
-    opt.add_argument("--workers", type=int, help="parallel evaluation workers (default: the study's)")
+    opt.add_argument("--workers", type=_workers, help="parallel evaluation workers (default: the study's)")
     opt.add_argument("--dask", metavar="ADDRESS", help="evaluate on a Dask distributed scheduler")
     opt.add_argument("--local", action="store_true",
                      help="evaluate on this machine even if the study or the resumed run says dask")
@@ -104,9 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     ana.add_argument("--out", help="output folder (default RUN/analysis)")
     ana.add_argument("--on", choices=["near", "front", "population"], default="near",
                      help="what DBSCAN clusters and Lasso fits (near: evaluations near the front)")
-    ana.add_argument("--layers", type=int, help="--on near: non-dominated layers to take (default: enough for 40 points)")
-    ana.add_argument("--eps", type=float, help="DBSCAN eps (default: from the k-distance curve)")
-    ana.add_argument("--min-samples", type=int, help="DBSCAN min_samples")
+    ana.add_argument("--layers", type=_positive(int),
+                     help="--on near: non-dominated layers to take (default: enough for 40 points)")
+    ana.add_argument("--eps", type=_positive(float), help="DBSCAN eps (default: from the k-distance curve)")
+    ana.add_argument("--min-samples", type=_positive(int), help="DBSCAN min_samples")
 
     exp = sub.add_parser("explore", help="write the interactive explorer.html for a run")
     exp.add_argument("run", help="run directory")
@@ -238,7 +261,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     if cmd == "runs":
         from paretosched.commands.runs import run_runs
 
-        return run_runs(args)
+        require_writable(args.output, "--output", folder=False)
+        with output_errors("--output"):
+            return run_runs(args)
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
 
 

@@ -13,8 +13,9 @@ twin (thesis 3.2.1: a job arrived or completed and the queue is not empty):
   action. `reward_timing: job` credits an action when the jobs it started end, which a step
   cannot wait for, so it is read as `interval`;
 - `info`: `time_s`, `queue`, the `action` applied and an `action_mask` (void is masked on an
-  idle platform, where it could wait forever; chosen there, the first pair is applied
-  instead, as the twin's own scheduler does); at the end, `metrics` (the twin's metrics).
+  idle platform, where nothing might ever trigger another decision; chosen there, the first
+  pair is applied instead, as the twin's own scheduler also refuses it); at the end, `metrics`
+  (the twin's metrics).
 
 `reset(seed=s)` seeds `np_random`, from which each episode draws its run seed (`info["run_seed"]`):
 the jobs and random policies then follow from it exactly as `simulate(config, seed=run_seed)`.
@@ -80,6 +81,7 @@ class SchedulingEnv(gymnasium.Env):
         self._timing = "instant" if spec.reward_timing == "instant" else "interval"
         self._twin: Twin | None = None
         self._done = True
+        self._decision = False  # set by the twin's decision hook while the clock is stepped
 
     # -- Gymnasium API ---------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:

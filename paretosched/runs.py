@@ -225,17 +225,18 @@ def write_table(run_dir: str | Path, out: str | Path, force: bool = False, per_s
     p = Path(out)
     suffix = p.suffix.lower()
     if suffix not in TABLE_FORMATS:
-        raise UserError(f"-o {out}: unknown table format {suffix or '(no suffix)'!r} (expected "
+        raise UserError(f"--output {out}: unknown table format {suffix or '(no suffix)'!r} (expected "
                         f"{' or '.join(TABLE_FORMATS)})")
     if p.exists() and not force:
-        raise UserError(f"-o {out}: exists; add --force to overwrite it")
+        raise UserError(f"--output {out}: exists; add --force to overwrite it")
     if suffix == ".parquet":
         try:
             import pyarrow  # noqa: F401 - pandas writes parquet through it
         except ImportError:
-            raise UserError(f"-o {out}: writing parquet needs pyarrow: pip install 'paretosched[parquet]'") from None
+            raise UserError(f"--output {out}: writing parquet needs pyarrow: pip install 'paretosched[parquet]'") from None
     run = load_run(run_dir)
     table = run.per_seed if per_seed else run.evaluations
+    p.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".csv":
         table.to_csv(p, index=False)
     else:

@@ -62,12 +62,16 @@ def main() -> None:
             import yaml
 
             target = yaml.safe_load(tmp.read_text())["provenance"]["eval_id"]
-        drv.execute_script(
-            "const gd = document.getElementById('front-plot');"
-            "for (let c = 0; c < gd.data.length; c++) { const cd = gd.data[c].customdata || [];"
-            "  for (let i = 0; i < cd.length; i++) { const v = Array.isArray(cd[i]) ? cd[i][0] : cd[i];"
-            f"    if (v === {target}) {{ gd.emit('plotly_click', {{points: [{{curveNumber: c, pointNumber: i,"
-            " customdata: cd[i]}]}); return; } } }")
+        # the page's customdata are indices into its point list (PTS), not eval ids
+        found = drv.execute_script(
+            "const gd = document.getElementById('front-plot'); const k = PTS.findIndex(p => p.id === arguments[0]);"
+            "if (k < 0) return false;"
+            "for (let c = 0; c < gd.data.length; c++) { const i = (gd.data[c].customdata || []).indexOf(k);"
+            "  if (i >= 0) { gd.emit('plotly_click', {points: [{curveNumber: c, pointNumber: i, customdata: k}]});"
+            "    return true; } }"
+            "return false;", target)
+        if not found:
+            raise SystemExit(f"eval {target} is not plotted in the explorer")
         drv.save_screenshot(args.out)
         print(f"screenshot of eval {target}: {args.out}")
     finally:

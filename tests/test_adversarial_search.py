@@ -159,7 +159,9 @@ def test_cache_dir_that_is_a_file_is_refused_before_evaluating(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["simulate", "x.yaml", "--seed", "-1"], ["train", "x.yaml", "--seed", "-5"],
-                                  ["simulate", "x.yaml", "--seeds", "1,-2"], ["optimise"]])
+                                  ["simulate", "x.yaml", "--seeds", "1,-2"], ["optimise"],
+                                  ["analyse", "r", "--eps", "nan"], ["analyse", "r", "--eps", "inf"],
+                                  ["analyse", "r", "--min-samples", "0"], ["optimise", "s.yaml", "--workers", "100000"]])
 def test_bad_arguments_are_one_line(argv):
     rc, out, err = run_cli(argv)
     assert_user_error(rc, err, "error:", "--help")
@@ -186,6 +188,20 @@ def test_unwritable_outputs_are_one_line_errors(small_run, tmp_path, argv, expec
     rc, out, err = run_cli(argv)
     assert_user_error(rc, err, expected)
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+@pytest.mark.parametrize("out", ["/proc/x.csv", "AFILE/x.csv"])
+def test_runs_table_to_an_unwritable_place_is_one_line(small_run, tmp_path, out):
+    (tmp_path / "afile").write_text("x")
+    rc, _, err = run_cli(["runs", "table", str(small_run), "-o", out.replace("AFILE", str(tmp_path / "afile"))])
+    assert_user_error(rc, err, "--output")
+
+
+def test_a_hostlist_of_billions_of_nodes_is_refused_at_once(tmp_path):
+    (tmp_path / "s.conf").write_text("NodeName=a[1-99999999999] CPUs=8 RealMemory=1000\n")
+    rc, _, err = run_cli(["platform", "import", str(tmp_path / "s.conf"), "-o", str(tmp_path / "p.yaml")])
+    assert_user_error(rc, err, "s.conf:1:", "names more than 100000 hosts")
+    assert not (tmp_path / "p.yaml").exists()
 
 
 def test_resume_with_a_corrupt_line_in_the_middle_of_the_log(tmp_path):
@@ -263,6 +279,14 @@ def test_study_name_dot_is_refused_and_leaves_nothing(tmp_path, monkeypatch, nam
     rc, out, err = run_cli(["optimise", str(study)])
     assert_user_error(rc, err, "name: a study name names its run folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == [study.name]  # no runs/, no .lock
+
+
+@pytest.mark.parametrize("seeds", ["[-1]", "[x]", "[1.5]", "[true]"])
+def test_edited_provenance_seeds_are_one_line_errors(tmp_path, seeds):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"platform: homogeneous-2\nworkload: {{jobs: [{{run_s: 5}}]}}\nprovenance: {{seeds: {seeds}}}\n")
+    rc, out, err = run_cli(["simulate", str(cfg)])
+    assert_user_error(rc, err, "c.yaml: provenance.seeds.0: expected a non-negative integer seed")
 
 
 def test_json_output_is_strict(tmp_path):

@@ -195,6 +195,10 @@ def test_load_run_errors(tmp_path: Path) -> None:
         ps.load_run(tmp_path / "nope")
     with pytest.raises(UserError, match="no evaluations.jsonl"):
         ps.load_run(tmp_path)
+    for line in ('[1, 2]', '{"kind": "search"}', '{"eval_id": "0"}'):  # JSON, but no evaluation row
+        (tmp_path / "evaluations.jsonl").write_text('{"eval_id": 0}\n' + line + "\n")
+        with pytest.raises(UserError, match=r"evaluations.jsonl: row 2: not an evaluation"):
+            ps.load_run(tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,7 +313,7 @@ def test_runs_table_mixed_choice_values_go_to_parquet(tmp_path: Path) -> None:
 
 def test_runs_table_errors(run: ps.Run, tmp_path: Path) -> None:
     rc, _, err = cli("runs", "table", str(run.path), "-o", str(tmp_path / "e.xlsx"))
-    assert rc == 2 and err == f"paretosched: error: -o {tmp_path / 'e.xlsx'}: unknown table format '.xlsx' (expected .csv or .parquet)\n"
+    assert rc == 2 and err == f"paretosched: error: --output {tmp_path / 'e.xlsx'}: unknown table format '.xlsx' (expected .csv or .parquet)\n"
     rc, _, err = cli("runs", "table", str(tmp_path / "missing"), "-o", str(tmp_path / "e.csv"))
     assert rc == 2 and err == f"paretosched: error: {tmp_path / 'missing'}: run directory not found\n"
     assert not (tmp_path / "e.csv").exists()
@@ -319,6 +323,10 @@ def test_runs_table_errors(run: ps.Run, tmp_path: Path) -> None:
     assert (tmp_path / "e.csv").read_text() == "keep me"
     assert cli("runs", "table", str(run.path), "-o", str(tmp_path / "e.csv"), "--force")[0] == 0
     assert (tmp_path / "e.csv").read_text().startswith("eval_id,kind,")
+    rc, _, err = cli("runs", "table", str(run.path), "-o", str(tmp_path / "e.csv" / "x.csv"))
+    assert rc == 2 and err == f"paretosched: error: --output {tmp_path / 'e.csv' / 'x.csv'}: {tmp_path / 'e.csv'} is a file, not a folder\n"
+    assert cli("runs", "table", str(run.path), "-o", str(tmp_path / "new" / "e.csv"))[0] == 0
+    assert (tmp_path / "new" / "e.csv").is_file()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,7 +339,8 @@ def test_dask_without_the_extra_is_one_line_and_leaves_no_run_dir(tmp_path: Path
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(STUDY, sort_keys=False))
     rc, _, err = cli("optimise", str(path), "--out", str(tmp_path / "run"), "--dask", "tcp://127.0.0.1:1")
-    assert rc == 2
-    assert err == ("paretosched: error: the dask backend needs dask.distributed: pip install "
-                   "'paretosched[dask]' (or evaluate here with --local)\n")
+    assert rc == 2 and "Traceback" not in err
+    errors = [line for line in err.splitlines() if line.startswith("paretosched: error:")]
+    assert errors == ["paretosched: error: the dask backend needs dask.distributed: pip install "
+                      "'paretosched[dask]' (or evaluate here with --local)"]
     assert not (tmp_path / "run").exists()

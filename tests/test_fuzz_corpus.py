@@ -61,3 +61,17 @@ def test_bad_file_is_one_line_exit_2(tmp_path, monkeypatch, name, expected):
     assert name in line.split(expected)[0], line  # the file, then its line or key
     assert out == ""
     assert {p.name for p in tmp_path.iterdir()} == before  # nothing written (no run dir, no .lock)
+
+
+@pytest.mark.parametrize("name", ["swf-corrupt-middle.swf.gz", "config-alias-bomb.yaml", "platform-inf-power.yaml"])
+def test_bad_file_in_a_real_process(tmp_path, name):
+    """The same contract from the installed command's process: exit status 2 and one stderr line."""
+    import subprocess
+    import sys
+
+    argv = _argv(BAD / name, tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "paretosched.cli", *argv], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    expected = dict(_cases())[name]
+    assert_user_error(proc.returncode, proc.stderr, name, expected)
+    assert proc.stdout == ""

@@ -142,17 +142,60 @@ ARGS = st.lists(st.one_of(
 ), max_size=5)
 
 
-@FAST
-@given(cmd=st.sampled_from(["simulate CFG", "platform show", "export RUN", "analyse RUN", "explore RUN", "train CFG"]),
-       args=ARGS)
-def test_fuzzed_command_lines(tmp_path, monkeypatch, cmd, args):
-    monkeypatch.chdir(tmp_path)
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory) -> Path:
+    """A finished run (analytic study), so analyse/explore/export reach their own options."""
+    from tests.adv import run_cli
+
+    tmp = tmp_path_factory.mktemp("fuzz-run")
+    study = _write(tmp, SMALL_STUDY)
+    rc, out, err = run_cli(["optimise", str(study), "--out", str(tmp / "run"), "--quiet"])
+    assert rc == 0, err
+    return tmp / "run"
+
+
+COMMANDS = st.sampled_from(["simulate CFG", "platform show", "export RUN", "analyse RUN", "explore RUN", "train CFG",
+                            "export NORUN", "simulate PROV", "runs table RUN -o OUT.csv", "platform import TEXT -o OUT",
+                            "trace import TEXT -o OUT.swf"])
+# slurm.conf and sacct lines, and junk, for the import commands
+TEXTS = st.one_of(
+    st.sampled_from(["NodeName=n[1-4] CPUs=8 RealMemory=1000\n", "NodeName=a[1-99999999999] CPUs=nan\n",
+                     "NodeName=x CPUs=-1\nPartitionName=p Nodes=x\n", "JobIDRaw|Submit|Start|End|NCPUS|State\n1|x|y|z|2|OK\n",
+                     "JobIDRaw|Submit|Start|End|NCPUS|State\n1|2024-01-01T00:00:00|2024-01-01T00:00:05|"
+                     "2024-01-01T00:01:00|nan|COMPLETED\n", ""]),
+    st.text(max_size=60))
+
+
+def _command_line_case(tmp_path: Path, run: Path, cmd: str, args: list[str], seeds: list[Any], text: str) -> None:
     before = set(tmp_path.iterdir())
+    junk = fresh(tmp_path, ".txt")
+    junk.write_text(text, encoding="utf-8", errors="surrogatepass")
     cfg = _write(tmp_path, {"platform": "homogeneous-2", "workload": {"jobs": [{"run_s": 5.0}]}})
-    argv = [w.replace("CFG", str(cfg)).replace("RUN", str(tmp_path / "no-run")) for w in cmd.split()] + args
-    rc, _ = check_outcome(argv, tmp_path, "", out_dir=None) if "--out" not in args and "-o" not in args else \
+    prov = _write(tmp_path, {"platform": "homogeneous-2", "workload": {"jobs": [{"run_s": 5.0}]},
+                             "provenance": {"seeds": seeds}})  # export's free-form record, edited
+    subst = {"CFG": str(cfg), "PROV": str(prov), "NORUN": str(tmp_path / "no-run"), "RUN": str(run),
+             "TEXT": str(junk)}
+    argv = [subst.get(w, w).replace("OUT", str(tmp_path / "out")) for w in cmd.split()] + args
+    if "--out" in args or "-o" in args or "-o" in cmd:
         _with_out(argv, tmp_path)
+    else:  # export writes best.yaml here by default: a named output
+        check_outcome(argv, tmp_path, "", also=[tmp_path / "best.yaml"])
     _cleanup(tmp_path, before)
+
+
+@FAST
+@given(cmd=COMMANDS, args=ARGS, seeds=st.lists(JUNK, min_size=1, max_size=2), text=TEXTS)
+def test_fuzzed_command_lines(tmp_path, monkeypatch, real_run, cmd, args, seeds, text):
+    monkeypatch.chdir(tmp_path)
+    _command_line_case(tmp_path, real_run, cmd, args, seeds, text)
+
+
+@pytest.mark.slow
+@SLOW
+@given(cmd=COMMANDS, args=ARGS, seeds=st.lists(JUNK, min_size=1, max_size=2), text=TEXTS)
+def test_fuzzed_command_lines_slow(tmp_path, monkeypatch, real_run, cmd, args, seeds, text):
+    monkeypatch.chdir(tmp_path)
+    _command_line_case(tmp_path, real_run, cmd, args, seeds, text)
 
 
 def _with_out(argv: list[str], tmp: Path) -> tuple[int, Any]:

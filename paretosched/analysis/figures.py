@@ -144,7 +144,7 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
             ys_all.append(c.value(y))
     # legend below the plot, the generation colour bar on the right: they never overlap
     fig.update_layout(title="Progress towards the Pareto front", xaxis=axis(x, xs_all), yaxis=axis(y, ys_all),
-                      legend=dict(orientation="h", y=-0.18, yanchor="top"), margin=dict(b=160))
+                      legend=dict(orientation="h", y=-0.2, yanchor="top"), margin=dict(b=170), height=640)
     return fig
 
 
@@ -166,6 +166,11 @@ def clusters(points: pd.DataFrame, labels: np.ndarray, x: str, y: str, what: str
 def lasso_bars(lasso: pd.DataFrame, objective: str) -> go.Figure:
     """Figs. 4b, 5: Lasso coefficients per gene feature, one bar group per cluster with a useful fit."""
     sub = lasso[(lasso["objective"] == objective) & (lasso["feature"] != "") & lasso["useful"].astype(bool)]
+    # a feature Lasso set to zero in every charted cluster is left out: with dozens of one-hot
+    # columns (RL studies) the zeros crowd the few drivers off the axis
+    kept = sub.groupby("feature", sort=False)["coef"].apply(lambda w: bool((w.abs() > 0).any()))
+    dropped = int((~kept).sum())
+    sub = sub[sub["feature"].map(kept)]
     fig = go.Figure()
     for c in sorted(sub["cluster"].unique().tolist()):
         part = sub[sub["cluster"] == c]
@@ -173,9 +178,10 @@ def lasso_bars(lasso: pd.DataFrame, objective: str) -> go.Figure:
         fig.add_trace(go.Bar(x=[_t(f) for f in part["feature"]], y=part["coef"],
                              name=f"{_cluster_name(int(c))} (n {n}, out-of-sample R² {r2:.2f})"))
     unit = metric_title(objective)
+    zeros = f"; {dropped} gene feature(s) with zero coefficients not shown" if dropped else ""
     fig.update_layout(title=f"Lasso coefficients for {objective}", barmode="group", showlegend=True,
                       legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1.0, xanchor="right"),
-                      xaxis_title="gene (scaled 1-100 over its search range)",
+                      xaxis_title=f"gene (scaled 1-100 over its search range){zeros}",
                       yaxis_title=f"{unit} per scaled gene unit")
     return fig
 
@@ -185,13 +191,18 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
     numeric = [g for g in genes.values() if g.numeric]
     if not numeric or population.empty:
         return None
-    fig = make_subplots(rows=1, cols=len(numeric), subplot_titles=[_t(g.path) for g in numeric])
-    for i, g in enumerate(numeric, start=1):
+    # at most 6 violins a row: a dozen RL genes in one row made their titles overlap
+    cols = min(6, len(numeric))
+    rows = -(-len(numeric) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_t(g.path.split(".")[-1]) for g in numeric],
+                        vertical_spacing=0.12)
+    for i, g in enumerate(numeric):
+        r, c = i // cols + 1, i % cols + 1
         fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=_t(g.path),
-                                box_visible=True, points="all", showlegend=False), row=1, col=i)
+                                box_visible=True, points="all", showlegend=False), row=r, col=c)
         if g.log:
-            fig.update_yaxes(type="log", row=1, col=i)
-    fig.update_layout(title="Numeric genes in the final population")
+            fig.update_yaxes(type="log", row=r, col=c)
+    fig.update_layout(title="Numeric genes in the final population", height=max(480, 380 * rows))
     return fig
 
 

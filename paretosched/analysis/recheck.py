@@ -62,8 +62,12 @@ def _numbers(d: Any) -> dict[str, float]:
 def _per_seed(entries: Any) -> list[dict[str, float]]:
     out = []
     for e in entries if isinstance(entries, list) else []:
-        if isinstance(e, dict):  # {"seed", "objectives"} or {"seed", "metrics"} or a plain value map
-            out.append(_numbers(e.get("objectives") or e.get("metrics") or e))
+        if not isinstance(e, dict) or e.get("status", "ok") != "ok":
+            continue  # a failed seed has no values
+        # {"seed", "status", "objectives"} (summary.json), {"seed", "metrics"} (log), or a plain value map
+        values = e.get("objectives") if "objectives" in e else e.get("metrics") if "metrics" in e else e
+        if isinstance(values, dict):
+            out.append(_numbers(values))
     return out
 
 
@@ -104,10 +108,12 @@ def load_recheck(run: RunData) -> Recheck:
                 if c is not None:
                     front[eid] = c
     base_ids = {r.get("name"): eid for eid, r in run.rows.items() if r.get("kind") == "baseline"}
-    baselines: dict[str, Checked] = {}
     raw = block.get("baselines")
-    for name, e in (raw.items() if isinstance(raw, dict) else []):
-        c = _checked(e, run.rechecks.get(base_ids.get(name, -1)))
+    raw = raw if isinstance(raw, dict) else {}
+    baselines: dict[str, Checked] = {}
+    # a baseline re-checked in the log but missing from the block still shows (without a verdict)
+    for name in [*raw, *(n for n in base_ids if n not in raw)]:
+        c = _checked(raw.get(name), run.rechecks.get(base_ids.get(name, -1)))
         if c is not None:
             baselines[str(name)] = c
     dom = block.get("dominated_baselines")

@@ -22,7 +22,7 @@ from paretosched.analysis.drivers import Clustering, cluster, lasso_table
 from paretosched.analysis.front import (Pick, front_of, hypervolume_by_generation, min_form, near_front, scaled,
                                         standard_picks)
 from paretosched.analysis.overview import overview_html
-from paretosched.analysis.recheck import load_recheck
+from paretosched.analysis.recheck import Recheck, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.errors import UserError
 
@@ -128,8 +128,20 @@ def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float |
     (dest / "notes.txt").write_text("".join(n + "\n" for n in notes), encoding="utf-8")
 
     what = ON[on]
-    baselines = run.frame[(run.frame["kind"] == "baseline") & (run.frame["status"] == "ok")]
     rc = load_recheck(run)
+    figs = _figures(run, front, points, population, clus, lasso, hv, rc, picks, what)
+    tables = [("Picks", picks_t), ("Pareto front", front_t), ("Lasso fits", _lasso_summary(lasso))]
+    top = overview_html(run, front, picks, rc)
+    (dest / "report.html").write_text(_html(run, notes, figs, tables, clus, what, top), encoding="utf-8")
+    return dest
+
+
+def _figures(run: RunData, front: pd.DataFrame, points: pd.DataFrame, population: pd.DataFrame, clus: Clustering,
+             lasso: pd.DataFrame, hv: pd.DataFrame, rc: Recheck, picks: list[Pick],
+             what: str) -> list[tuple[str, go.Figure | str]]:
+    """The report's figures in order; a sentence (str) stands in for a chart that would mislead."""
+    x, y = run.objectives[0], run.objectives[1]
+    baselines = run.frame[(run.frame["kind"] == "baseline") & (run.frame["status"] == "ok")]
     figs: list[tuple[str, go.Figure | str]] = [
         ("Progress towards the front (Kell et al. fig. 3)",
          figures.progress(run.search_ok(), front, baselines, x, y, rc, picks)),
@@ -149,10 +161,7 @@ def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float |
     for g in run.genes.values():
         if not g.numeric:
             figs.append((f"{g.path} per cluster (figs. 8-10)", figures.categorical_shares(points, clus.labels, g)))
-    tables = [("Picks", picks_t), ("Pareto front", front_t), ("Lasso fits", _lasso_summary(lasso))]
-    top = overview_html(run, front, picks, rc)
-    (dest / "report.html").write_text(_html(run, notes, figs, tables, clus, what, top), encoding="utf-8")
-    return dest
+    return figs
 
 
 def _lasso_summary(lasso: pd.DataFrame) -> pd.DataFrame:
@@ -187,6 +196,7 @@ def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>paretosched report: {esc(run.study_name)}</title>",
         "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+        "display:block;overflow-x:auto;"
         "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}.notes li{color:#8a4b00}.bad{color:#c00}"
         ".warn,.nochart{color:#8a4b00;font-weight:bold}pre.next{background:#f4f4f4;padding:6px}</style></head><body>",
         f"<h1>Study {esc(run.study_name)}</h1>",

@@ -80,9 +80,13 @@ class RunData:
 def read_log(path: Path) -> list[dict[str, Any]]:
     """The log's rows via the search layer's tolerant reader (a torn last line is dropped)."""
     try:
-        return read_evaluations(path)
+        rows = read_evaluations(path)
     except ValueError as exc:  # a damaged line before the last one
         raise UserError(f"{exc} (the log is damaged)") from None
+    for k, r in enumerate(rows, 1):  # valid JSON, but not a row every reader can index
+        if not isinstance(r, dict) or not isinstance(r.get("eval_id"), int):
+            raise UserError(f"{path}: row {k}: not an evaluation (a JSON object with an integer eval_id)")
+    return rows
 
 
 def _objectives(study: dict[str, Any], summary: dict[str, Any]) -> tuple[list[str], list[str]]:

@@ -48,6 +48,8 @@ def output_errors(option: str, again: str = "run the command again") -> Iterator
         where = exc.filename or option
         if exc.errno == errno.ENOSPC:
             raise UserError(f"{where}: no space left on the device; free some and {again}") from None
+        if exc.filename is None:  # e.g. pandas' own OSError: the message says what
+            raise UserError(f"{option}: {exc.strerror or exc}") from None
         raise UserError(f"{option}: {where}: {exc.strerror or exc}") from None
 
 

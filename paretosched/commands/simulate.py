@@ -63,7 +63,7 @@ def run_simulate(args: Any) -> int:
     elif args.seed is not None:
         seeds = [args.seed]
     elif cfg.provenance and isinstance(cfg.provenance.get("seeds"), list) and cfg.provenance["seeds"]:
-        seeds = [int(s) for s in cfg.provenance["seeds"]]
+        seeds = _provenance_seeds(cfg.provenance["seeds"], args.config)
     else:
         seeds = [cfg.seed]
     _warn_if_other_twin(cfg)
@@ -90,6 +90,14 @@ def run_simulate(args: Any) -> int:
     else:
         _print_table(cfg, seeds, results[0].load, metrics)
     return 0
+
+
+def _provenance_seeds(seeds: list[Any], source: str) -> list[int]:
+    """The seeds an export recorded (provenance is free-form: `export` writes it, a user may edit it)."""
+    for i, s in enumerate(seeds):
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise UserError(f"{source}: provenance.seeds.{i}: expected a non-negative integer seed (got {s!r})")
+    return list(seeds)
 
 
 def _warn_if_other_twin(cfg: SimConfig) -> None:

@@ -16,9 +16,13 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from paretosched.errors import UserError
+from paretosched.sim.state import NodeState
 
-class ResumeTimeoutError(RuntimeError):
-    """A node would boot for longer than ResumeTimeout."""
+
+class ResumeTimeoutError(UserError):
+    """A node would boot for longer than ResumeTimeout (`simulate`: one line, exit 2; the search: a
+    failed evaluation)."""
 
 
 class PowerSaver:
@@ -48,7 +52,8 @@ class PowerSaver:
 
     def _idle_timeout(self, node: Any, version: int) -> None:
         twin = self.twin
-        if version != node.idle_version or node.busy or node.power_state != 0 or node.idx in self.excluded:
+        if (version != node.idle_version or node.busy or node.power_state != NodeState.ON
+                or node.idx in self.excluded):
             return
         now = twin.now
         if self.suspend_rate and self._recent(self.suspends, now) >= self.suspend_rate:
@@ -56,7 +61,7 @@ class PowerSaver:
             ev.callbacks.append(lambda _ev: self._idle_timeout(node, version))
             return
         self._switch_off(node, version)
-        if node.power_state == 0:
+        if node.power_state == NodeState.ON:  # kept on by the twin (min_nodes_on)
             return
         self.suspends.append(now)
         self.suspend_times.append((now, node.idx))

@@ -8,10 +8,11 @@ At each decision instant (a submission or a completion, as every scheduler of th
    - size = cores / platform cores, or 1 - that with PriorityFavorSmall;
    - fair-share = 2^(-U/S) (Slurm's classic formula): U the user's share of all decayed usage
      (core-seconds, halved every PriorityDecayHalfLife), S = 1 / number of users (equal shares).
-2. sched/builtin: start jobs in priority order while the next one fits; stop at the first that
-   does not. sched/backfill: walk up to bf_max_job_test jobs in priority order; each starts now if
-   it fits without touching an earlier job's reservation, else gets a reservation at the earliest
-   time within bf_window it fits (conservative backfilling over the profile of `slurm_plan`).
+2. The main scheduler starts jobs in priority order while the next one fits and stops at the first
+   that does not (sched/builtin is only this). With sched/backfill, a backfill cycle (at most one
+   per bf_interval) then walks up to bf_max_job_test jobs in priority order: each starts now if it
+   fits without touching an earlier job's reservation, else gets a reservation at the earliest time
+   within bf_window it fits (conservative backfilling over the profile of `slurm_plan`).
    Expected ends are what Slurm knows: a job's time limit (requested time) on its slowest core.
 3. Cores are taken node by node in Weight order (lowest first; `node_order` sets the Weights),
    nodes that are up before booting ones before powered-down ones, as Slurm avoids resuming nodes.
@@ -33,6 +34,7 @@ from paretosched.sim.slurm.platform_import import node_names
 from paretosched.sim.slurm.weights import node_weights
 from paretosched.sim.slurm_plan import Profile, take
 from paretosched.sim.slurm_power import PowerSaver
+from paretosched.sim.state import NodeState
 from paretosched.sim.taking import power_rank
 
 
@@ -99,10 +101,15 @@ class SlurmScheduler:
         self.backfill = spec.scheduler_type == "backfill"
         self.window = spec.bf_window_min * 60.0
         self.max_test = spec.bf_max_job_test
+        self.interval = spec.bf_interval_s
+        self.next_backfill = 0.0
+        self.wake_pending = False
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
+        self.node_of = np.zeros((len(twin.procs), len(twin.nodes)))
+        self.node_of[np.arange(len(twin.procs)), self.proc_node] = 1.0
         self._bounds: dict[tuple[int, float, float, float], float] = {}  # per pass: see `decide`
         # jobs given cores on a booting node: not yet in twin.running, but their cores are taken
-        self.booting: dict[Any, tuple[dict[int, int], dict[int, float], float]] = {}
+        self.booting: dict[Any, tuple[float, dict[int, int], dict[int, float]]] = {}
 
     def decide(self, twin: Any) -> None:
         now = twin.now
@@ -124,8 +131,8 @@ class SlurmScheduler:
                 tested += 1
             placed = self._place(prof, job, ranked, now, now if main else now + self.window)
             if placed is None and main:
-                if not self.backfill:
-                    break  # sched/builtin: strict priority order
+                if not self._backfill_now(twin):
+                    break  # sched/builtin, or the next backfill cycle is not due: strict priority order
                 main, tested = False, 1
                 placed = self._place(prof, job, ranked, now, now + self.window)
             if placed is None:
@@ -137,11 +144,11 @@ class SlurmScheduler:
                 for p, k in alloc.items():
                     mem[p.node.idx] += k * job.mem
             if t == now:
-                off = list({p.node: None for p in alloc if p.node.power_state == 1})
+                off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
                 if off and budget is not None:
                     if len(off) > budget:
                         self.power.wake_when_budget()
-                        if not self.backfill:
+                        if main and not self._backfill_now(twin):
                             break
                         main = False
                         continue
@@ -151,23 +158,43 @@ class SlurmScheduler:
                 twin.start(job, list(alloc.items()))
                 if job.start < 0:  # waits for its nodes to boot
                     ready = max(p.node.ready_at for p in alloc)
-                    self.booting[job] = (cores, dict(mem), ready + d)
+                    self.booting[job] = (ready + d, cores, dict(mem))
             prof.add(t, t + d, cores, mem, -1)  # a start now, or (backfill) a reservation
 
+    def _backfill_now(self, twin: Any) -> bool:
+        """Whether a backfill cycle runs now (at most one per bf_interval); if one is due later, a
+        decision is asked for then, as Slurm's backfill thread wakes up whatever happens meanwhile."""
+        if not self.backfill:
+            return False
+        now = twin.now
+        if now >= self.next_backfill:
+            # cycles at 0, bf_interval, 2 x bf_interval, ...: the thread's rhythm, not the events'
+            self.next_backfill = (now // self.interval + 1) * self.interval
+            return True
+        if not self.wake_pending:
+            self.wake_pending = True
+            ev = twin.env.timeout(self.next_backfill - now)
+            ev.callbacks.append(lambda _ev: self._wake(twin))
+        return False
+
+    def _wake(self, twin: Any) -> None:
+        self.wake_pending = False
+        twin.request_decision()
+
     def _profile(self, twin: Any, now: float) -> Profile:
-        prof = Profile(now, np.array([len(p.free) for p in twin.procs]), np.array([n.mem_free for n in twin.nodes]),
-                       self.proc_node)
+        releases = []
         for job in twin.running:
             cores: dict[int, int] = defaultdict(int)
             mem: dict[int, float] = defaultdict(float)
             for g in job.groups:
                 cores[g.proc.idx] += len(g.cores)
                 mem[g.proc.node.idx] += len(g.cores) * job.mem
-            prof.add(max(estimated_end(job, now), now), math.inf, cores, mem, +1)
+            releases.append((estimated_end(job, now), cores, mem))
         for job in [j for j in self.booting if j.start >= 0]:
             del self.booting[job]
-        for cores, mem, end in self.booting.values():
-            prof.add(max(end, now), math.inf, cores, mem, +1)
+        releases += list(self.booting.values())
+        prof = Profile(now, np.array([len(p.free) for p in twin.procs]), np.array([n.mem_free for n in twin.nodes]),
+                       self.proc_node, releases)
         if self.power.on:
             for node in twin.nodes:
                 until = self.power.unusable_until(node.idx)
@@ -183,13 +210,18 @@ class SlurmScheduler:
         lower = self._bounds.get(shape, now)
         found = None
         if lower <= horizon:
-            totals = prof.cores.sum(axis=1)
-            for k in np.flatnonzero(totals >= size):
+            # what each row alone could give the job (node memory counted), for all rows at once: a
+            # window [t, t + d0) fits only if every row it touches could; most candidates fail here
+            usable = prof.usable_rows(self.node_of, mpc)
+            ends = np.searchsorted(np.array(prof.t), np.array(prof.t) + d0, side="left")
+            for k in np.flatnonzero(usable >= size):
                 t = prof.t[k]
                 if t < lower:
                     continue
                 if t > horizon:
                     break
+                if usable[k:max(ends[k], k + 1)].min() < size:
+                    continue
                 cores, mem = prof.window(t, d0)
                 if not prof.enough(cores, mem, size, mpc):
                     continue

@@ -191,6 +191,8 @@ class Twin:
             g.t_last = now
             g.speed = pace
             g.end = end
+        for w in self.job_watchers:  # its estimated end moved: the backfill's end order re-files it
+            w[job] = None
         job.end = end
         job.version += 1
         self._schedule_end(job)

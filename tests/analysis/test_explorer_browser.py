@@ -153,3 +153,27 @@ def test_real_click_and_axis_switch(browser, tmp_path: Path) -> None:
     if os.environ.get("PARETOSCHED_SCREENSHOT"):
         Select(browser.find_element("id", "x-metric")).select_by_value("energy_kwh")
         browser.save_screenshot(os.environ["PARETOSCHED_SCREENSHOT"])
+
+
+def test_report_in_the_browser_draws_rechecks_and_literal_names(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from paretosched.analysis.report import analyse
+
+    page = analyse(str(_run(tmp_path))) / "report.html"
+    browser.get(page.as_uri())
+    # the progress figure is the report's first plotly graph
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script(
+        "const g = document.querySelector('.js-plotly-plot'); return g !== null && g._fullLayout !== undefined"))
+    names = browser.execute_script(
+        "return document.querySelector('.js-plotly-plot').data.map(t => [t.name || '', t.x.length])")
+    assert ["re-check (fresh seeds; bars: per-seed range)", 10] in names
+    assert ["re-check dominated by a baseline", 1] in names
+    drawn = browser.execute_script(
+        "return Array.from(document.querySelector('.js-plotly-plot').querySelectorAll('.legendtext'))"
+        ".map(e => e.textContent)")
+    assert f"baseline {BASELINE}" in drawn
+    # the summary table names the baseline literally too
+    cells = browser.execute_script("return Array.from(document.querySelectorAll('table.overview td'))"
+                                   ".map(e => e.textContent)")
+    assert BASELINE in cells

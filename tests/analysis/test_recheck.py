@@ -73,6 +73,7 @@ def test_report_summary_table_at_the_top(tmp_path: Path) -> None:
     assert "Re-check seeds: 101, 202" in summary
     assert f"on the re-check seeds (101, 202): <b>{html.escape(EVIL)}</b>." in summary
     assert "energy_kwh 5.0%, mean_bsld 12.5%" in summary
+    assert "The front's mean_bsld moved more than 10% on fresh seeds" in summary
     assert "Pick <b>balanced</b>: eval 1" in summary
     assert f"paretosched explore {run_dir.resolve()} --open" in summary
     assert f"paretosched export {run_dir.resolve()} --pick balanced -o best.yaml" in summary
@@ -151,3 +152,45 @@ def test_report_axis_is_log_with_readable_ticks_when_values_span_30x() -> None:
     ax = figures.axis("mean_bsld", [2.0, 40.0, 900.0, float("nan")])
     assert ax["type"] == "log" and ax["title"] == "mean bounded slowdown (-)"
     assert ax["ticktext"][:4] == ["1", "2", "5", "10"] and ax["ticktext"][-1] == "5000"
+
+
+def test_a_baseline_rechecked_in_the_log_shows_without_a_verdict(tmp_path: Path) -> None:
+    pts = [Point((1.0, 2.0)), Point((2.0, 1.0)), Point((3.0, 3.0), kind="baseline", name="fcfs"),
+           Point((3.3, 2.7), kind="recheck", recheck_of=2)]
+    rc = load_recheck(load_run(write_run(tmp_path / "run", pts, summary_extra={"recheck": {"seeds": [5]}})))
+    assert rc.front == {} and not rc.judged
+    assert rc.baselines["fcfs"].value("mean_bsld") == pytest.approx(2.7)
+
+
+def test_reads_the_block_the_search_layer_writes(tmp_path: Path) -> None:
+    import json
+
+    from paretosched.search.verdict import recheck_block as search_block
+
+    pts = [Point((1.0, 5.0)), Point((4.0, 1.0)), Point((3.0, 4.0), kind="baseline", name=EVIL),
+           Point((1.2, 6.0), kind="recheck", recheck_of=0), Point((4.1, 1.1), kind="recheck", recheck_of=1),
+           Point((1.1, 3.0), kind="recheck", recheck_of=2)]
+    run_dir = write_run(tmp_path / "run", pts)
+    run = load_run(run_dir)
+    block = search_block(run.rows, run.objectives, run.signs, [101, 202], [0, 1], {EVIL: 2}, {0: 3, 1: 4, 2: 5})
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (run_dir / "summary.json").write_text(json.dumps({**summary, "recheck": block}))
+    rc = load_recheck(load_run(run_dir))
+    assert rc.judged and rc.dominated_baselines == []
+    assert rc.front[0].value("energy_kwh") == pytest.approx(1.2)
+    assert rc.front[0].dominated_by == (EVIL,)  # (1.1, 3.0) dominates (1.2, 6.0)
+    assert rc.front[1].spread("mean_bsld") == pytest.approx((1.1 * 0.99, 1.1 * 1.01))
+    assert rc.baselines[EVIL].value("mean_bsld") == pytest.approx(3.0)
+    # median over the front of |re-check - search| / search: energy (0.2, 0.025), slowdown (0.2, 0.1)
+    assert rc.median_rel_change == pytest.approx({"energy_kwh": 0.1125, "mean_bsld": 0.15})
+
+
+def test_a_failed_recheck_seed_is_skipped(tmp_path: Path) -> None:
+    per_seed = [{"seed": 1, "status": "failed", "objectives": None},
+                {"seed": 2, "status": "ok", "objectives": {"energy_kwh": 2.0, "mean_bsld": 3.0}}]
+    block = {"seeds": [1, 2], "front": [{"eval_id": 0, "objectives": {"energy_kwh": 2.0, "mean_bsld": 3.0},
+                                         "per_seed": per_seed}], "baselines": {}, "dominated_baselines": []}
+    run_dir = write_run(tmp_path / "run", [Point((1.0, 2.0))], summary_extra={"recheck": block})
+    c = load_recheck(load_run(run_dir)).front[0]
+    assert c.per_seed == [{"energy_kwh": 2.0, "mean_bsld": 3.0}]
+    assert c.spread("energy_kwh") == (2.0, 2.0)

@@ -107,10 +107,12 @@ def test_cli_import_exit_codes(tmp_path, capsys):
 
 
 def test_library_reproduces_gaia_processor_types():
+    from paretosched.sim.inputs import bundled
+
     lib = load_library()
-    gaia = read_yaml(__import__("paretosched.sim.inputs", fromlist=["bundled"]).bundled("platforms", "gaia.yaml"))
+    gaia = read_yaml(bundled("platforms", "gaia.yaml"))
     for name, pt in gaia["processor_types"].items():
-        assert processor_type(name, lib[name]) == pytest.approx(pt) or processor_type(name, lib[name]) == pt
+        assert processor_type(name, lib[name]) == pt  # same clock, flops, bandwidth, 0.75 x TDP, f_min
     for name, spec in lib.items():  # every entry complete and plausible
         pt = processor_type(name, spec)
         assert pt["cores"] >= 1 and 0 < pt["f_min"] <= 1 and pt["power_w"] > 0 and pt["mem_bw_gbs"] > 0
@@ -123,3 +125,11 @@ def test_bundled_sample_imports(tmp_path):
     data, rep = platform_from_conf(conf, load_cpu_map(bundled("slurm", "cpu-map.yaml")), "sample")
     assert rep.nodes == 15 and rep.skipped == {"state_future": 2}
     assert [c["name"] for c in data["clusters"]] == ["cpu[01-06]", "cpu[07-08]", "old[001-004,010]", "amd[1-2]"]
+
+
+def test_bundled_slurm_sample_platform_is_the_import_of_the_sample_conf():
+    from paretosched.sim.inputs import bundled
+
+    conf = read_slurm_conf([bundled("slurm", "slurm.conf")])
+    data, _ = platform_from_conf(conf, load_cpu_map(bundled("slurm", "cpu-map.yaml")), "slurm-sample")
+    assert read_yaml(bundled("platforms", "slurm-sample.yaml")) == data

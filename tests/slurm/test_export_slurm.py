@@ -37,7 +37,7 @@ def _doc(tmp_path, scheduler: dict) -> dict:
     {"kind": "slurm"},
     {"kind": "slurm", "priority_weight_age": 1000, "priority_weight_job_size": 500, "priority_favor_small": True,
      "priority_weight_fairshare": 2000, "priority_decay_half_life_s": 3600 * 36, "priority_max_age_s": 86400 * 2,
-     "scheduler_type": "builtin", "bf_max_job_test": 50, "bf_window_min": 240, "node_order": "efficiency_first",
+     "scheduler_type": "builtin", "bf_max_job_test": 50, "bf_interval_s": 120, "bf_window_min": 240, "node_order": "efficiency_first",
      "suspend_time_s": 600, "suspend_timeout_s": 45, "resume_timeout_s": 300, "suspend_rate": 5, "resume_rate": 20,
      "suspend_exc_nodes": 3, "cpu_freq_def": "PowerSave"},
     {"kind": "slurm", "node_order": "lowest_power_first", "suspend_time_s": 60},

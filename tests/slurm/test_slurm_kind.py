@@ -63,9 +63,11 @@ def test_job_size_weight_with_favor_small_is_smallest_first():
 
 def test_backfill_reserves_for_the_jobs_it_tests():
     jobs = [_j(1, 0, 2, 100), _j(2, 1, 4, 10), _j(3, 2, 2, 50), _j(4, 3, 2, 200)]
-    got, _, _ = _run("homogeneous-4", jobs)
+    got, _, _ = _run("homogeneous-4", jobs, bf_interval_s=1)
     # 3 ends (52) before 2's reservation at 100: backfilled; 4 would overlap it: reserved after 2
     assert [got[i].start for i in (2, 3, 4)] == [100, 2, 110]
+    got, _, _ = _run("homogeneous-4", jobs)  # backfill cycles every 30 s: 3 waits for the one at 30
+    assert [got[i].start for i in (2, 3, 4)] == [100, 30, 110]
     got, _, _ = _run("homogeneous-4", jobs, scheduler_type="builtin")
     assert [got[i].start for i in (2, 3, 4)] == [100, 110, 110]  # strict priority: nothing jumps 2
     got, _, _ = _run("homogeneous-4", jobs, bf_max_job_test=1)
@@ -74,9 +76,9 @@ def test_backfill_reserves_for_the_jobs_it_tests():
 
 def test_bf_window_limits_reservations():
     jobs = [_j(1, 0, 2, 100), _j(2, 1, 4, 10), _j(3, 2, 2, 200)]
-    got, _, _ = _run("homogeneous-4", jobs)  # 2 reserved at 100, so 3 (200 s) waits for it
+    got, _, _ = _run("homogeneous-4", jobs, bf_interval_s=1)  # 2 reserved at 100, so 3 (200 s) waits for it
     assert [got[2].start, got[3].start] == [100, 110]
-    got, _, _ = _run("homogeneous-4", jobs, bf_window_min=1)  # 100 is past the 60 s window: no reservation
+    got, _, _ = _run("homogeneous-4", jobs, bf_window_min=1, bf_interval_s=1)  # 100 is past the 60 s window
     assert [got[3].start, got[2].start] == [2, 202]
 
 
@@ -143,3 +145,17 @@ def test_cpu_freq_def_powersave_runs_at_the_lowest_pstate():
     assert got[1].end - got[1].start == pytest.approx(20.0)  # f_min 0.5 of a 1 GFLOP/s core
     with pytest.raises(UserError, match="PowerSave .* type 'unit' of platform homogeneous-1 has no f_min"):
         _run("homogeneous-1", [_j(1, 0, 1, 10)], cpu_freq_def="PowerSave")
+
+
+def test_simulate_reports_a_missed_resume_timeout_in_one_line(tmp_path, capsys):
+    from paretosched.cli import main
+    from paretosched.yamlio import dump_yaml
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(dump_yaml({"platform": _platform(1, boot_s=100),
+                              "workload": {"jobs": [_j(1, 0, 1, 10), _j(2, 200, 1, 10)]},
+                              "scheduler": {"kind": "slurm", "suspend_time_s": 50}}))
+    assert main(["simulate", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("paretosched: error: n1 boots in 100 s, longer than ResumeTimeout=60 s "
+                   "(Slurm would set it DOWN and requeue the job)")

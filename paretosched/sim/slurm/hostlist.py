@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from paretosched.sim.platform import MAX_NODES
+
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
@@ -51,8 +53,12 @@ def _expand_one(name: str) -> list[str]:
         if int(hi) < int(lo):
             raise ValueError(f"range {part!r} in {name!r} goes down")
         width = len(lo) if lo.startswith("0") else 0  # Slurm pads to the width of a zero-padded low bound
+        if len(values) + int(hi) - int(lo) + 1 > MAX_NODES:  # `n[1-99999999999]` would never finish
+            raise ValueError(f"{name!r} names more than {MAX_NODES} hosts (the largest platform the twin simulates)")
         values.extend(str(k).zfill(width) for k in range(int(lo), int(hi) + 1))
     rest = _expand_one(tail)
+    if len(values) * len(rest) > MAX_NODES:
+        raise ValueError(f"{name!r} names more than {MAX_NODES} hosts (the largest platform the twin simulates)")
     return [f"{head}{v}{r}" for v in values for r in rest]
 
 

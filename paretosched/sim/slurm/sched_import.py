@@ -18,6 +18,7 @@ _INTS = {"priorityweightage": "priority_weight_age", "priorityweightjobsize": "p
          "priorityweightfairshare": "priority_weight_fairshare", "suspendrate": "suspend_rate",
          "resumerate": "resume_rate"}
 _SECONDS = {"suspendtimeout": "suspend_timeout_s", "resumetimeout": "resume_timeout_s"}
+_BF = {"bf_max_job_test": "bf_max_job_test", "bf_window": "bf_window_min", "bf_interval": "bf_interval_s"}
 _DURATIONS = {"prioritydecayhalflife": "priority_decay_half_life_s", "prioritymaxage": "priority_max_age_s"}
 
 
@@ -58,9 +59,9 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
         out["scheduler_type"] = stype.split("/")[1]
     for item in (conf.param("schedulerparameters") or "").split(","):
         key, _, value = item.partition("=")
-        if key in ("bf_max_job_test", "bf_window"):
+        if key in _BF:
             try:
-                out["bf_max_job_test" if key == "bf_max_job_test" else "bf_window_min"] = int(value)
+                out[_BF[key]] = int(value)
             except ValueError:
                 raise UserError(f"{conf.where('schedulerparameters')}: {key} must be an integer, got {value!r}") from None
     suspend = conf.param("suspendtime")
