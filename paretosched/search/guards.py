@@ -79,8 +79,11 @@ def check_cost(study: Any, src: str) -> str:
     n_base = len(study.baselines) * n_seeds
     limit = f"up to {total} simulations" if total is not None else "simulations until the wall time"
     wall = f", stops after {study.budget.wall_time_s:g} s" if study.budget.wall_time_s is not None else ""
+    spec = getattr(study, "resampling", None)
+    more = (f", plus resampling: genomes near the front up to {spec.max_seeds} seeds"
+            if spec is not None and spec.max_seeds > n_seeds else "")
     return (f"cost: {limit} ({n_seeds} seed(s) per evaluation, {per_gen} per generation){wall}"
-            + (f", plus {n_base} for {len(study.baselines)} baseline(s)" if n_base else ""))
+            + (f", plus {n_base} for {len(study.baselines)} baseline(s)" if n_base else "") + more)
 
 
 def announce(text: str) -> None:

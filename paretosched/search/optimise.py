@@ -210,7 +210,7 @@ class SearchRun:
         b = self.study.budget
         left = None if b.evaluations is None else max(1, int(b.evaluations - self._spent()))
         if left is not None and len(pop) > left:
-            pop = pop[:left]  # spend the budget exactly (at most one evaluation over, when resampling)
+            pop = pop[:left]  # spend the budget exactly (resampling may then take it over, see docs/search.md)
         gen = self.state["generation"] + 1
         specs = []
         for x in pop.get("X"):
@@ -220,11 +220,11 @@ class SearchRun:
             self.progress.stage("generation 0")
         self.ledger.submit(specs, self.engine, gen, on_done=self.progress.advance)
         # resampled before survival, so NSGA-II ranks parents and offspring on their new means
-        # the seeds resampling may add: what the budget leaves once this generation's genomes count
-        limit = None if b.evaluations is None else int((b.evaluations - self._spent() - len(pop)) * len(self.seeds))
         if self.resampler.active:
             self.progress.stage(f"generation {gen}: extra seeds near the front")
-        added = self.resampler.run(self.engine, gen, limit)
+        # never cut by the budget (checked between generations): a near-front genome left on its few
+        # first seeds could be a lucky one reported on them
+        added = self.resampler.run(self.engine, gen)
         self.state["n_resampled"] = self.state["n_resampled"] + added
         ids = [self.ledger.current(self.ledger.by_key[s.key()]) for s in specs]
         if self.resampler.active and gen > 0:
@@ -266,7 +266,7 @@ class SearchRun:
         return sorted(i for i, r in self.ledger.rows.items() if r["kind"] == "search" and i not in self.ledger.successor)
 
     def _front_ids(self) -> list[int]:
-        ok = self.resampler.admitted([i for i in self._search_ids() if self.ledger.ok(i)])
+        ok = [i for i in self._search_ids() if self.ledger.ok(i)]
         if not ok:
             return []
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ok])

@@ -6,8 +6,9 @@ told to NSGA-II, every successful search genome of the run (the archive the fron
 from, not only the population) whose current means lie within `tolerance` of the front gets
 `step` more seeds, up to `max_seeds` in all; then nearness is decided again on the new means,
 until no near genome can get more seeds. Survival, the front and front.csv use the mean over
-all of a genome's seeds, and only genomes with all their seeds are admitted to the front
-(`admitted`: when an evaluations budget runs out mid-resampling, the last genomes stay out).
+all of a genome's seeds. Resampling is never cut short by the budget, so when a generation
+ends every genome near the front has all its seeds (and the front, drawn from the current rows,
+holds no genome reported on its first few seeds only).
 
 Invariants: the extra seeds are the same list, in the same order, for every genome (common
 random numbers; `study.extra_seeds`), so a genome's seeds are always a prefix of
@@ -57,14 +58,13 @@ class Resampler:
         self.spec = spec
         self.active = spec is not None and bool(extra)
 
-    def run(self, engine: Engine, generation: int, limit: int | None = None) -> int:
-        """Resample until stable, adding at most `limit` seed results (the budget left, in
-        genomes' eval id order); returns how many were added (simulated or cached)."""
+    def run(self, engine: Engine, generation: int) -> int:
+        """Resample until stable; returns how many seed results were added (simulated or cached)."""
         if not self.active:
             return 0
         assert self.spec is not None
         added = 0
-        while limit is None or added < limit:
+        while True:
             ids = self._archive()
             if not ids:
                 return added
@@ -76,27 +76,11 @@ class Resampler:
             specs = []
             for i in todo:
                 row = self.ledger.rows[i]
-                step = self.spec.step if limit is None else min(self.spec.step, limit - added)
-                if step <= 0:
-                    break
-                n = min(len(row["seeds"]) + step, len(self.order))
+                n = min(len(row["seeds"]) + self.spec.step, len(self.order))
                 specs.append(Spec("search", row["config"], self.order[:n], genome=row["genome"], x=row["x"],
                                   supersedes=i))
                 added += n - len(row["seeds"])
             self.ledger.submit(specs, engine, generation)
-        return added
-
-    def admitted(self, ids: list[int]) -> list[int]:
-        """The genomes the front may be drawn from: with resampling, those with the most seeds
-        any reached (max_seeds unless the budget ran out first), so that a genome the budget
-        left no seeds to check is never reported on its few lucky ones. Without resampling, all.
-
-        With resampling run to the end this loses no front point: a genome not near the front
-        is dominated, through a chain, by a near one, and every near one has all its seeds."""
-        if not self.active or not ids:
-            return ids
-        most = max(len(self.ledger.rows[i]["seeds"]) for i in ids)
-        return [i for i in ids if len(self.ledger.rows[i]["seeds"]) == most]
 
     def _archive(self) -> list[int]:
         """Current rows of every successful search genome, in eval id order."""

@@ -33,9 +33,6 @@ def test_exports_reproduce_logged_objectives(tmp_path: Path, capsys: pytest.Capt
     study["algorithm"] = {"pop_size": 8}
     study["parallel"] = {"workers": 1}
     study["base"]["workload"]["n_jobs"] = 150
-    # resampling off: analysis does not yet skip rows a resampled genome superseded nor apply the
-    # search's admission rule (docs/search.md), so its front would differ from front.csv
-    study["resampling"] = None
     study_path = tmp_path / "quickstart.yaml"
     study_path.write_text(yaml.safe_dump(study, sort_keys=False))
     run_dir = optimise(str(study_path), out=str(tmp_path / "run"), quiet=True)
