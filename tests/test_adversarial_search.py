@@ -252,6 +252,8 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmp_path, monkeypatch):
     ({"parallel": {"workers": 100_000}}, "parallel.workers: Input should be less than or equal to 1024"),
     ({"algorithm": {"pop_size": 10_000}, "seeds": 1000}, "10000000 simulations per generation; at most 1000000"),
     ({"budget": {"evaluations": 10_000_000}, "seeds": 100}, "budget: 1000000000 simulations"),
+    ({"resampling": {"max_seeds": 1_000_000_000}}, "resampling.max_seeds: Input should be less than or equal to 1000"),
+    ({"resampling": {"step": 1_000_000_000}}, "resampling.step: Input should be less than or equal to 1000"),
 ])
 def test_studies_that_cannot_finish_are_refused(tmp_path, overrides, expected):
     study = _study(tmp_path, **overrides)

@@ -173,8 +173,8 @@ class AlgorithmSpec(_Strict):
 class ResamplingSpec(_Strict):
     """Dynamic resampling (docs/search.md): genomes near the front get extra seeds before they are admitted."""
 
-    max_seeds: int = Field(6, ge=1, description="seeds a genome may reach in all (<= seeds: no resampling)")
-    step: int = Field(2, ge=1, description="extra seeds a near-front genome gets per round")
+    max_seeds: int = Field(6, ge=1, le=MAX_SEEDS, description="seeds a genome may reach in all (<= seeds: no resampling)")
+    step: int = Field(2, ge=1, le=MAX_SEEDS, description="extra seeds a near-front genome gets per round")
     tolerance: float = Field(0.05, ge=0, le=1, description="'near the front': within this fraction of each "
                              "objective's range (0 = the non-dominated genomes only)")
 
