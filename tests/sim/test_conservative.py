@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import RESOURCE_POLICIES, config_from_dict
 from paretosched.sim.platform import build_platform, load_platform_spec
-from paretosched.sim.run import simulate
+from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected
 from tests.sim.test_invariants import _check, platforms, workloads
 
 
