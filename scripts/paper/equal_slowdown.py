@@ -9,6 +9,8 @@ joins the front's points by straight segments. The definition is the one of rl_v
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import argparse
 
 from common import energy_at, energy_interp
@@ -41,4 +43,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from paretosched.errors import run_script
+
+    raise SystemExit(run_script(main, Path(__file__).name))

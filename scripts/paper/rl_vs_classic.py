@@ -142,4 +142,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from paretosched.errors import run_script
+
+    raise SystemExit(run_script(main, Path(__file__).name))

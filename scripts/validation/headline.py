@@ -75,4 +75,6 @@ def _front_rows(run: str) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    from paretosched.errors import run_script
+
+    raise SystemExit(run_script(main, Path(__file__).name))

@@ -273,4 +273,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from paretosched.errors import run_script
+
+    raise SystemExit(run_script(main, Path(__file__).name))
