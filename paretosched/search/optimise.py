@@ -365,7 +365,10 @@ class SearchRun:
                 dominated_by = [i for i in front
                                 if Dominator.get_relation(self.ledger.objective_vector(i, self.signs), fb) == 1]
             baselines[name] = {"eval_id": bid, "status": rows[bid]["status"], "objectives": rows[bid]["objectives"],
-                               "dominated": bool(dominated_by), "dominated_by": dominated_by}
+                               # on the search seeds, where the front was selected: the verdict users
+                               # act on is recheck.dominated_baselines (fresh seeds)
+                               "dominated_on_search_seeds": bool(dominated_by),
+                               "dominated_by_on_search_seeds": dominated_by}
         search = self._search_ids()
         # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
         per_seed = [s for r in rows.values() for s in r["per_seed"]

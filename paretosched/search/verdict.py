@@ -34,9 +34,9 @@ def _per_seed(row: dict[str, Any] | None, names: list[str]) -> list[dict[str, An
 
 
 def _std(per_seed: list[dict[str, Any]], names: list[str]) -> dict[str, float] | None:
-    """Population standard deviation over the re-check seeds (0 for one seed)."""
+    """Population standard deviation over the re-check seeds; None below two seeds (undefined, not 0)."""
     vals = [p["objectives"] for p in per_seed if p["objectives"]]
-    if not vals or any(v[o] is None for v in vals for o in names):
+    if len(vals) < 2 or any(v[o] is None for v in vals for o in names):
         return None
     return {o: float(np.std([v[o] for v in vals])) for o in names}
 
@@ -54,7 +54,10 @@ def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[
 
 def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.ndarray, seeds: list[int],
                   front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int]) -> dict[str, Any]:
-    """summary.json's `recheck` (docs/rundir.md): front and baselines on the fresh seeds, verdicts."""
+    """summary.json's `recheck` (docs/rundir.md): front and baselines on the fresh seeds, verdicts.
+
+    Without re-check seeds (a study's `recheck: 0`) the verdicts fall back to the search values
+    and `verdicts_on` says so: "no baseline dominated" must never stand for "not re-checked"."""
     def part(eid: int) -> dict[str, Any]:
         rc = rows.get(recheck_ids[eid]) if eid in recheck_ids else None
         per_seed = _per_seed(rc, names)
@@ -62,17 +65,18 @@ def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.n
                 "n_search_seeds": len(rows[eid]["seeds"]), "objectives": _values(rc, names),
                 "per_seed": per_seed, "std": _std(per_seed, names)}
 
+    key = "objectives" if seeds else "search"  # what the verdicts are decided on
     base = {name: {"eval_id": bid} | part(bid) for name, bid in baselines.items()}
     out_front = []
     for eid in front:
         p = {"eval_id": eid} | part(eid)
         p["rel_change"] = rel_change(p["search"], p["objectives"], names) if p["objectives"] else None
-        p["dominated_by_baseline"] = [n for n, b in base.items() if p["objectives"] and b["objectives"]
-                                      and _dominates(b["objectives"], p["objectives"], names, signs)]
+        p["dominated_by_baseline"] = [n for n, b in base.items() if p[key] and b[key]
+                                      and _dominates(b[key], p[key], names, signs)]
         out_front.append(p)
     for name, b in base.items():
-        b["dominated_by"] = [p["eval_id"] for p in out_front if p["objectives"] and b["objectives"]
-                             and _dominates(p["objectives"], b["objectives"], names, signs)]
+        b["dominated_by"] = [p["eval_id"] for p in out_front if p[key] and b[key]
+                             and _dominates(p[key], b[key], names, signs)]
     median: dict[str, float | None] = {}
     stderr: dict[str, float | None] = {}
     for o in names:
@@ -82,7 +86,8 @@ def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.n
         se = [p["std"][o] / np.sqrt(len(seeds)) / abs(p["objectives"][o]) for p in out_front
               if p["std"] and p["objectives"] and p["objectives"][o] != 0]
         stderr[o] = float(np.median(se)) if se else None
-    return {"seeds": list(seeds), "front": out_front, "baselines": base,
+    return {"seeds": list(seeds), "verdicts_on": "re-check seeds" if seeds else "search seeds",
+            "front": out_front, "baselines": base,
             "dominated_baselines": [n for n, b in base.items() if b["dominated_by"]],
             "median_rel_change": median, "median_rel_stderr": stderr,
             "eval_ids": {str(k): v for k, v in sorted(recheck_ids.items())}}
@@ -115,7 +120,8 @@ def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] |
              f"{summary['n_evaluations']} genomes, {summary['n_simulations']} simulations, "
              f"{len(summary['front'])} front points"]
     if seeds:
-        lines.append(f"re-check on {len(seeds)} fresh seeds {seeds} (values: mean +- std over them)")
+        spread = " (values: mean +- std over them)" if len(seeds) > 1 else " (one seed: no spread)"
+        lines.append(f"re-check on {len(seeds)} fresh seed{'s' if len(seeds) > 1 else ''} {seeds}{spread}")
     else:
         lines.append("no re-check (study recheck: 0): verdicts below are on the search seeds")
 
@@ -138,11 +144,12 @@ def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] |
     if base_rows:
         lines += ["", "baselines (the same seeds)", _render(base_rows)]
         dom = rc.get("dominated_baselines") or []
-        lines.append(f"dominated on the re-check seeds: {', '.join(dom) if dom else 'none'} "
+        lines.append(f"dominated on the {rc.get('verdicts_on', 're-check seeds')}: {', '.join(dom) if dom else 'none'} "
                      f"({len(dom)} of {len(base_rows)} baselines)")
     flagged = [str(p["eval_id"]) for p in rc.get("front") or [] if p["dominated_by_baseline"]]
     if flagged:
-        lines.append(f"warning: front points {', '.join(flagged)} are dominated by a baseline on the re-check seeds")
+        lines.append(f"warning: front points {', '.join(flagged)} are dominated by a baseline on the "
+                     f"{rc.get('verdicts_on', 're-check seeds')}")
     ov = overfit_line(rc)
     if ov:
         lines.append(f"overfit (median |re-check - search| / search over the front): {ov}")

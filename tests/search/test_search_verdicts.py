@@ -118,9 +118,29 @@ def test_the_end_of_run_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert json.dumps(rc)  # plain JSON
 
 
-def test_no_recheck_gives_no_verdict(tmp_path: Path) -> None:
+def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Path) -> None:
+    # with recheck: 0 there are no fresh seeds: "no baseline dominated" would be false; the verdict
+    # falls back to the search values and says so
     run = run_quiet(write_study(tmp_path, **dict(STUDY, recheck=0)), tmp_path / "run")
-    rc = summary(run)["recheck"]
-    assert rc["seeds"] == [] and rc["dominated_baselines"] == []
+    s = summary(run)
+    rc = s["recheck"]
+    assert rc["seeds"] == [] and rc["verdicts_on"] == "search seeds"
     assert all(p["objectives"] is None for p in rc["front"])
     assert not [r for r in read_evaluations(run) if r["kind"] == "recheck"]
+    on_search = [n for n, b in s["baselines"].items() if b["dominated_on_search_seeds"]]
+    assert rc["dominated_baselines"] == on_search and "fcfs" in on_search
+    from paretosched.search.verdict import summary_table
+
+    assert "dominated on the search seeds: fcfs" in summary_table(s, str(run))
+
+
+def test_a_one_seed_recheck_has_no_spread(tmp_path: Path) -> None:
+    # the standard deviation of one value is undefined, not 0 (a "+- 0" made noise look absent)
+    run = run_quiet(write_study(tmp_path, **dict(STUDY, recheck=1)), tmp_path / "run")
+    rc = summary(run)["recheck"]
+    assert len(rc["seeds"]) == 1
+    assert all(p["std"] is None for p in rc["front"]) and all(b["std"] is None for b in rc["baselines"].values())
+    assert rc["median_rel_stderr"] == {"energy_kwh": None, "mean_bsld": None}
+    from paretosched.search.verdict import summary_table
+
+    assert "+-" not in summary_table(summary(run), str(run))
