@@ -270,6 +270,21 @@ def test_the_cost_is_said_first(tmp_path):
                                    "generation), plus 2 for 1 baseline(s)")
 
 
+def test_the_cost_line_bounds_what_resampling_and_the_recheck_spend(tmp_path):
+    # the line said "up to 16" where resampling and the re-check spent twice that
+    study = _study(tmp_path, seeds=2, recheck=2, cache=False, resampling={"max_seeds": 4, "step": 2, "tolerance": 0.05},
+                   baselines={"fcfs": {"scheduler": {"job_policy": "first"}}})
+    rc, out, err = run_cli(["optimise", str(study), "--out", str(tmp_path / "run"), "--quiet"])
+    assert rc == 0, err
+    line = err.splitlines()[0]
+    assert "cost: 16 to 32 simulations" in line and "up to 4 seeds" in line
+    assert "then the re-check: 2 seed(s) x (front points + 1 baseline(s))" in line
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    spent = s["n_simulations"]
+    assert spent > 16 + 2  # resampling and the re-check did run
+    assert spent <= 32 + 2 + 2 * (len(s["front"]) + 1)
+
+
 # --- defect 9: study names that are not folder names -------------------------------------------
 
 @pytest.mark.parametrize("name", [".", ".."])

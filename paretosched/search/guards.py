@@ -80,10 +80,21 @@ def check_cost(study: Any, src: str) -> str:
     limit = f"up to {total} simulations" if total is not None else "simulations until the wall time"
     wall = f", stops after {study.budget.wall_time_s:g} s" if study.budget.wall_time_s is not None else ""
     spec = getattr(study, "resampling", None)
-    more = (f", plus resampling: genomes near the front up to {spec.max_seeds} seeds"
-            if spec is not None and spec.max_seeds > n_seeds else "")
-    return (f"cost: {limit} ({n_seeds} seed(s) per evaluation, {per_gen} per generation){wall}"
-            + (f", plus {n_base} for {len(study.baselines)} baseline(s)" if n_base else "") + more)
+    more = ""
+    if spec is not None and spec.max_seeds > n_seeds:
+        # near-front genomes get up to max_seeds: inside an evaluations budget but for the last
+        # generation's resampling; with a generations budget, for every genome at worst
+        extra = spec.max_seeds - n_seeds
+        if total is not None:
+            evals = total // n_seeds
+            top = total + (per_gen // n_seeds) * extra if study.budget.evaluations is not None else evals * spec.max_seeds
+            limit = f"{total} to {top} simulations"
+        more = f" (resampling: genomes near the front up to {spec.max_seeds} seeds)"
+    rc = study.recheck if isinstance(study.recheck, list) else []
+    recheck = (f", then the re-check: {len(rc)} seed(s) x (front points + {len(study.baselines)} baseline(s))"
+               if rc else "")
+    return (f"cost: {limit} ({n_seeds} seed(s) per evaluation, {per_gen} per generation){more}{wall}"
+            + (f", plus {n_base} for {len(study.baselines)} baseline(s)" if n_base else "") + recheck)
 
 
 def announce(text: str) -> None:
