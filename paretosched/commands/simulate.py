@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from paretosched.commands.outputs import json_safe
-from paretosched.config import SimConfig, load_config
+from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config
 from paretosched.errors import UserError
 
 _KEYS = ("workload", "scheduler", "platform", "model")  # messages that start with a config key
@@ -43,7 +43,10 @@ def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
         data["platform"] = args.platform
     wl = data["workload"]
     if args.workload:
-        wl["path"], wl["jobs"] = str(Path(args.workload).resolve()), None
+        # a bundled trace keeps its name (inputs.py resolves it inside the package); a file is
+        # taken from the current folder, not the config's
+        path = args.workload if args.workload.startswith(BUILTIN_PREFIX) else str(Path(args.workload).resolve())
+        wl["path"], wl["jobs"] = path, None
     if args.first_job is not None:
         wl["first_job"] = args.first_job
     if args.n_jobs is not None:
@@ -67,6 +70,8 @@ def run_simulate(args: Any) -> int:
     else:
         seeds = [cfg.seed]
     _warn_if_other_twin(cfg)
+    if args.timeline and not (args.out or args.plots):
+        raise UserError("--timeline: needs --out DIR (the timeline tables) or --plots DIR (its charts)")
     want_tl = bool(args.timeline or args.plots or cfg.timeline)
     try:
         prep = prepare(cfg)

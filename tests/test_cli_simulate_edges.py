@@ -1,0 +1,30 @@
+"""`simulate`'s command-line overrides: a bundled trace by name, and a timeline that has somewhere to go."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.adv import assert_user_error, run_cli
+
+CONFIG = str(Path(__file__).resolve().parents[1] / "studies" / "configs" / "fcfs-easy.yaml")
+
+
+def test_workload_option_takes_a_bundled_trace_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # was resolved as tmp_path/builtin:hpc2n-3k.swf.gz: "trace file not found"
+    rc, out, err = run_cli(["simulate", CONFIG, "--workload", "builtin:hpc2n-3k.swf.gz", "--n-jobs", "50", "--json"])
+    assert rc == 0, err
+    assert json.loads(out)["n_jobs"] == 50
+
+
+def test_workload_option_cannot_leave_the_bundled_data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run_cli(["simulate", CONFIG, "--workload", "builtin:../../../../etc/passwd"])
+    assert_user_error(rc, err, "no bundled trace '../../../../etc/passwd'")
+
+
+def test_timeline_without_an_output_is_an_error(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # it silently computed a timeline and wrote it nowhere
+    rc, _, err = run_cli(["simulate", CONFIG, "--timeline", "--n-jobs", "20"])
+    assert_user_error(rc, err, "--timeline", "--out")
+    assert list(tmp_path.iterdir()) == []
