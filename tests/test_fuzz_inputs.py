@@ -101,7 +101,9 @@ def _platform_case(tmp_path: Path, doc: dict[str, Any]) -> None:
     _cleanup(tmp_path, before)
 
 
-def _study_case(tmp_path: Path, doc: dict[str, Any]) -> None:
+def _study_case(tmp_path: Path, monkeypatch: Any, doc: dict[str, Any]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PARETOSCHED_EVALUATORS", raising=False)  # only the study decides its evaluator
     before = set(tmp_path.iterdir())
     study = _write(tmp_path, doc)
     out = fresh(tmp_path, "-run")
@@ -129,9 +131,7 @@ def test_fuzzed_platforms(tmp_path, doc):
 @FAST
 @given(doc=mutated(SMALL_STUDY))
 def test_fuzzed_studies(tmp_path, monkeypatch, doc):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("PARETOSCHED_EVALUATORS", raising=False)
-    _study_case(tmp_path, doc)
+    _study_case(tmp_path, monkeypatch, doc)
 
 
 ARGS = st.lists(st.one_of(
@@ -227,6 +227,4 @@ def test_fuzzed_platforms_slow(tmp_path, doc):
 @SLOW
 @given(doc=mutated(SMALL_STUDY))
 def test_fuzzed_studies_slow(tmp_path, monkeypatch, doc):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("PARETOSCHED_EVALUATORS", raising=False)
-    _study_case(tmp_path, doc)
+    _study_case(tmp_path, monkeypatch, doc)
