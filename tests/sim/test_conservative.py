@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import RESOURCE_POLICIES, config_from_dict
 from paretosched.sim.platform import build_platform, load_platform_spec
+from tests.sim.test_fcfs_reference import submit_times
 from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected
 from tests.sim.test_invariants import _check, platforms, workloads
 
@@ -76,11 +77,8 @@ def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
 @settings(max_examples=80, deadline=None)
 @given(n=st.integers(1, 12), data=st.data())
 def test_conservative_matches_textbook_on_homogeneous(n, data):
-    k = data.draw(st.integers(1, 30))
-    submits = sorted(data.draw(st.lists(st.integers(0, 120), min_size=k, max_size=k)))
-    submits = [s - submits[0] for s in submits]  # the twin's clock starts at the first submission
     jobs = []
-    for s in submits:
+    for s in submit_times(data, 30, 120):
         run = data.draw(st.integers(0, 60))
         req = data.draw(st.sampled_from([None, run, run * 2, run + 7, max(1, run // 2)]))
         jobs.append({"submit_s": s, "cores": data.draw(st.integers(1, n)), "run_s": run, "req_s": req or None})

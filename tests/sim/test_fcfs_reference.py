@@ -30,14 +30,18 @@ def textbook_fcfs(jobs: list[dict], n: int) -> list[float]:
     return starts
 
 
+def submit_times(data, most: int, span: int) -> list[int]:
+    """1..`most` sorted submit times within `span` s, the first at 0 (the twin's clock starts there)."""
+    k = data.draw(st.integers(1, most))
+    submits = sorted(data.draw(st.lists(st.integers(0, span), min_size=k, max_size=k)))
+    return [s - submits[0] for s in submits]
+
+
 @settings(max_examples=80, deadline=None)
 @given(n=st.integers(1, 16), data=st.data())
 def test_fcfs_matches_reference(n, data):
-    k = data.draw(st.integers(1, 40))
-    submits = sorted(data.draw(st.lists(st.integers(0, 200), min_size=k, max_size=k)))
-    submits = [s - submits[0] for s in submits]  # the twin's clock starts at the first submission
     jobs = [{"submit_s": s, "cores": data.draw(st.integers(1, n)), "run_s": data.draw(st.integers(0, 100))}
-            for s in submits]
+            for s in submit_times(data, 40, 200)]
     cfg = config_from_dict({"platform": f"homogeneous-{n}", "workload": {"jobs": jobs},
                             "model": {"interference": "none"},
                             "scheduler": {"job_policy": "first", "resource_policy": "high_gflops"}})
