@@ -10,10 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import RESOURCE_POLICIES, config_from_dict
-from paretosched.sim.platform import build_platform, load_platform_spec
 from tests.sim.test_fcfs_reference import submit_times
+from tests.sim.test_invariants import check_reservations_kept
 from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected
-from tests.sim.test_invariants import _check, platforms, workloads
 
 
 def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
@@ -98,18 +97,9 @@ def test_conservative_never_delays_a_reservation(data):
     # exact estimates and no interference: every job starts no later than its first reservation,
     # with a static resource ranking (a dynamic or random policy may start a job on other cores
     # than its plan, which can move later plans on a heterogeneous platform)
-    plat = data.draw(platforms())
-    n_cores = build_platform(load_platform_spec(plat)).n_cores
-    jobs = data.draw(workloads(n_cores, exact=True))
-    sched = {"job_policy": "first", "resource_policy": data.draw(st.sampled_from(["high_gflops", "low_power"])),
-             "backfilling": "conservative", "freq": data.draw(st.sampled_from([1.0, 0.5]))}
-    cfg = config_from_dict({"platform": plat, "workload": {"jobs": jobs}, "scheduler": sched,
-                            "model": {"interference": "none"}})
-    res = simulate(cfg, record_jobs=True)
-    starts = {j["job_id"]: j["start_s"] for j in res.jobs}
-    for jid, t in res.reservations.items():
-        assert starts[jid] <= t + 1e-6, (jid, starts[jid], t)
-    _check(res, plat, res.load["loaded"])
+    check_reservations_kept(data, {"job_policy": "first", "backfilling": "conservative",
+                                   "resource_policy": data.draw(st.sampled_from(["high_gflops", "low_power"])),
+                                   "freq": data.draw(st.sampled_from([1.0, 0.5]))})
 
 
 def test_conservative_backfills_what_delays_nobody():
