@@ -7,7 +7,6 @@ first two objectives; the report says so when a study has more.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Iterable
 

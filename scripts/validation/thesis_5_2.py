@@ -14,7 +14,6 @@ explain the numbers: job sizes, offered load and how long the cluster is full.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np

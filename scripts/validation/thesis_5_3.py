@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
-import sys
 from pathlib import Path
 
 from paretosched.sim.platform import load_platform
