@@ -8,6 +8,10 @@ homogeneous machine is classic count-based EASY: backfilled jobs may use the "ex
 cores it would get) ends by the shadow time, or if it leaves the reserved cores and the head's
 memory untouched. With exact estimates and no interference the head never starts later than
 its reservation (a tested invariant); with interference, backfilled jobs may slow running ones.
+
+A pass does not rebuild what it needs: running jobs stay ordered by estimated end, and under a
+static ranking with no memory in play the cores released up to the shadow time are kept between
+passes (`endorder.py`), so a pass costs the queue it examines and the changes since the last one.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ import math
 from bisect import bisect_left, insort
 from typing import TYPE_CHECKING, Any
 
+from weakref import WeakKeyDictionary
+
 import numpy as np
 
 from paretosched.sim.endorder import end_order
@@ -40,22 +42,11 @@ class Profile:
     conservative backfilling does, by counts alone.
     """
 
-    def __init__(self, twin: Twin, ranked: list[Any]) -> None:
+    def __init__(self, twin: Twin, ranked: list[Any], cache: _Cache) -> None:
         now = twin.now
-        procs, nodes = twin.procs, twin.nodes
         order = end_order(twin)
         self.bounded = not order.unbounded_mem
-        key_group: dict[tuple[float, int], int] = {}
-        self.group_of: list[int] = [0] * len(procs)
-        self.members: list[list[Any]] = []  # per group, its processors in rank order
-        for p in ranked:
-            key = (p.speed, p.node.idx if p.node.mem_cap < math.inf else -1)
-            g = key_group.get(key)
-            if g is None:
-                g = key_group[key] = len(self.members)
-                self.members.append([])
-            self.group_of[p.idx] = g
-            self.members[g].append(p)
+        self.group_of, self.members = cache.groups(ranked)
         ends = sorted({max(now, order.est[j]) for j in twin.running})
         # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
         # row of their own after it (they hold their cores until they really end)
@@ -63,20 +54,30 @@ class Profile:
         row = {t: i + 1 for i, t in enumerate(ends)}
         group_of = self.group_of
         cores = np.zeros((len(self.times), len(self.members)), dtype=np.int64)
-        for p in procs:
-            if p.free:
-                cores[0, group_of[p.idx]] += len(p.free)
-        mem = np.zeros((len(self.times), len(nodes))) if self.bounded else None
+        for p in order.with_free_cores():
+            cores[0, group_of[p.idx]] += len(p.free)
+        mem = np.zeros((len(self.times), len(twin.nodes))) if self.bounded else None
         if mem is not None:
-            mem[0] = [n.mem_free for n in nodes]
+            mem[0] = [n.mem_free for n in twin.nodes]
         for job in twin.running:
             i = row[max(now, order.est[job])]
-            for g in job.groups:
-                cores[i, group_of[g.proc.idx]] += len(g.cores)
-                if mem is not None and job.mem > 0:
-                    mem[i, g.proc.node.idx] += len(g.cores) * job.mem
+            for g, k, node, m in cache.parts(job, group_of):
+                cores[i, g] += k
+                if mem is not None and m > 0:
+                    mem[i, node] += m
         self.cores = np.cumsum(cores, axis=0)
         self.mem = np.cumsum(mem, axis=0) if mem is not None else None
+
+    def candidates(self, size: int, duration: float) -> Any:
+        """The rows where a job of `size` cores could start for `duration`, counting all groups
+        together (a necessary condition, vectorised; each is then checked per group)."""
+        times = np.asarray(self.times)
+        m = len(times)
+        rows = np.arange(m)
+        ends = np.maximum(np.searchsorted(times, times + duration, side="left"), rows + 1)
+        bad = np.where(self.cores.sum(axis=1) < size, rows, m)
+        next_bad = np.minimum.accumulate(bad[::-1])[::-1]  # the first short row at or after each
+        return np.flatnonzero(next_bad >= ends)
 
     def window(self, i: int, duration: float) -> int:
         """The end (exclusive) of the rows a job starting at row `i` for `duration` spans."""
@@ -89,9 +90,11 @@ class Profile:
         if i < len(times) and times[i] == t:
             return i
         insort(times, t)
-        self.cores = np.insert(self.cores, i, self.cores[i - 1], axis=0)
+        c = self.cores
+        self.cores = np.concatenate((c[:i], c[i - 1:i], c[i:]))
         if self.mem is not None:
-            self.mem = np.insert(self.mem, i, self.mem[i - 1], axis=0)
+            mm = self.mem
+            self.mem = np.concatenate((mm[:i], mm[i - 1:i], mm[i:]))
         return i
 
     def hold(self, start: int, duration: float, alloc: list[tuple[int, Any, int]], mem: float) -> None:
@@ -130,15 +133,25 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     # future cores are planned in the policy's order when it is static, else in platform order
     # (dynamic and random policies rank only what is free now); the start itself asks the policy
     ranked = rsel.ranked() if rsel.static else _platform_order(twin, rsel)
-    prof = Profile(twin, ranked)
+    cache = _CACHES.get(twin)
+    if cache is None:
+        cache = _CACHES[twin] = _Cache()
+    prof = Profile(twin, ranked, cache)
     slowest = min(p.speed for p in twin.procs)
     group_speed = [m[0].speed for m in prof.members]
     group_node = [m[0].node for m in prof.members]
-    for job in jsel.order(twin.queue):
-        if twin.free_total == 0 and not twin.record:
-            break  # later jobs cannot start now, and their reservations bind nobody before them
+    queue = jsel.order(twin.queue)
+    # the smallest job from each position on: once it cannot fit in what is free now, no later
+    # job starts now, and later reservations bind nobody before them (kept only for the record)
+    smallest = [0] * len(queue)
+    least = twin.free_total + 1
+    for k in range(len(queue) - 1, -1, -1):
+        least = smallest[k] = min(least, queue[k].size)
+    for k, job in enumerate(queue):
+        if smallest[k] > twin.free_total and not twin.record:
+            break
         longest = job.req_ops / slowest
-        for i in range(len(prof.times)):
+        for i in prof.candidates(job.size, longest).tolist():
             j = prof.window(i, longest)
             cap = prof.cores[i:j].min(axis=0)
             if int(cap.sum()) < job.size:
@@ -165,6 +178,46 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             # no step fits (cannot happen: the last step is the whole platform and the loader
             # accepted only jobs the empty platform holds); later jobs would not see this one
             return
+
+
+class _Cache:
+    """What a twin's passes share: processor groups per ranking, and each job's cores per group."""
+
+    def __init__(self) -> None:
+        self._ranked: list[Any] | None = None
+        self._groups: tuple[list[int], list[list[Any]]] = ([], [])
+        self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
+
+    def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
+        """(group of each processor, each group's processors in rank order)."""
+        if ranked is not self._ranked and (self._ranked is None or ranked != self._ranked):
+            key_group: dict[tuple[float, int], int] = {}
+            group_of = [0] * len(ranked)
+            members: list[list[Any]] = []
+            for p in ranked:
+                key = (p.speed, p.node.idx if p.node.mem_cap < math.inf else -1)
+                g = key_group.get(key)
+                if g is None:
+                    g = key_group[key] = len(members)
+                    members.append([])
+                group_of[p.idx] = g
+                members[g].append(p)
+            self._ranked, self._groups = list(ranked), (group_of, members)
+            self._parts.clear()
+        return self._groups
+
+    def parts(self, job: Any, group_of: list[int]) -> list[tuple[int, int, int, float]]:
+        """(group, cores, node, memory) per part of a running job."""
+        parts = self._parts.get(job)
+        if parts is None:
+            if len(self._parts) > 4096:
+                self._parts.clear()
+            parts = self._parts[job] = [(group_of[g.proc.idx], len(g.cores), g.proc.node.idx,
+                                         len(g.cores) * job.mem) for g in job.groups]
+        return parts
+
+
+_CACHES: WeakKeyDictionary[Any, _Cache] = WeakKeyDictionary()
 
 
 def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:
