@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from common import energy_at, energy_interp
+from common import energy_at, energy_interp, run_front
 
-from paretosched.analysis.front import front_of
 from paretosched.analysis.rundata import load_run
 
 
@@ -22,7 +21,7 @@ def main() -> None:
     ap.add_argument("run")
     args = ap.parse_args()
     run = load_run(args.run)
-    front = front_of(run)
+    front = run_front(run)
     fE, fB = front["energy_kwh"].to_numpy(float), front["mean_bsld"].to_numpy(float)
 
     def saved(e_r: float, e: float | None) -> str:
