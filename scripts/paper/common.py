@@ -20,6 +20,20 @@ def run_inputs(run_dir: str | Path) -> tuple[dict[str, Any], list[int], list[int
     return study["base"], list(study["seeds"]), list(study.get("recheck") or [])
 
 
+def run_front(run: Any) -> Any:
+    """The search layer's front (summary.json "front", the end-of-run table's), else `front_of`.
+
+    With dynamic resampling `front_of` also ranks genomes the budget left on one seed, so it can
+    list points the search never admitted (and pick another balanced point) than `optimise` printed."""
+    from paretosched.analysis.front import front_of
+
+    ids = (run.summary or {}).get("front")
+    if not ids:
+        return front_of(run)
+    f = run.frame.loc[[int(i) for i in ids]]
+    return f.sort_values([run.objectives[0], "eval_id"], kind="mergesort")
+
+
 def with_values(base: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """A copy of `base` with dotted-path values set (as a genome does)."""
     cfg = copy.deepcopy(base)

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from paretosched.analysis.front import front_of
+from common import run_front
+
 from paretosched.analysis.rundata import load_run
 
 
@@ -67,7 +68,7 @@ def main() -> None:
     never = [g for g in genes if not any(f == g or f.startswith(g + "=") for f in used)]
     print("\ngenes with a zero coefficient in every fit: " + (", ".join(short(g) for g in never) or "none"))
 
-    front = front_of(run)
+    front = run_front(run)
     ok = run.search_ok()
     print("\nvalues of the choice/bool genes: share on the front vs over all search evaluations")
     for g, info in run.genes.items():

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import argparse
 
-from common import energy_at, energy_interp
+from common import energy_at, energy_interp, run_front
 
-from paretosched.analysis.front import front_of
 from paretosched.analysis.rundata import load_run
 
 
@@ -24,7 +23,7 @@ def main() -> None:
     ap.add_argument("run")
     args = ap.parse_args()
     run = load_run(args.run)
-    front = front_of(run)
+    front = run_front(run)
     fE, fB = front["energy_kwh"].to_numpy(float), front["mean_bsld"].to_numpy(float)
 
     def saved(e_r: float, e: float | None) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from common import save_figure
+from common import run_front, save_figure
 
-from paretosched.analysis.front import front_of, pick_balanced
+from paretosched.analysis.front import pick_balanced
 from paretosched.analysis.rundata import load_run
 
 
@@ -43,7 +43,7 @@ def main() -> None:
     run = load_run(args.run)
     ex, ey = run.objectives[:2]
     ok = run.search_ok()
-    front = front_of(run)
+    front = run_front(run)
     bal = pick_balanced(run, front)
     fig, ax = plt.subplots(figsize=(7, 4.4), dpi=90)
     sc = ax.scatter(ok[ey], ok[ex], c=ok["generation"], cmap="viridis", s=14, alpha=0.7, label="evaluations")

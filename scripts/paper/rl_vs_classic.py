@@ -25,9 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from common import energy_at, energy_interp, evaluate, front_mask, run_inputs, save_figure
+from common import energy_at, energy_interp, evaluate, front_mask, run_front, run_inputs, save_figure
 
-from paretosched.analysis.front import front_of
 from paretosched.analysis.rundata import load_run
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES
 
@@ -77,7 +76,7 @@ def main() -> None:
     low_b = int(np.argmin(B))
     refs[f"lowest-slowdown pair: {names[low_b]}"] = (pairs[low_b], pairs_fresh[low_b])
 
-    front = front_of(run)
+    front = run_front(run)
     fE, fB = front["energy_kwh"].to_numpy(float), front["mean_bsld"].to_numpy(float)
     rc = [run.rechecks.get(int(i), {}).get("objectives") for i in front["eval_id"]]
     has_rc = fresh and all(r is not None for r in rc)
@@ -86,7 +85,7 @@ def main() -> None:
     others = {}
     if args.classic_run:
         crun = load_run(args.classic_run)
-        cf = front_of(crun)
+        cf = run_front(crun)
         others["classic+levers front"] = (cf["energy_kwh"].to_numpy(float), cf["mean_bsld"].to_numpy(float))
 
     def saved(ref_e: float, e: float | None) -> str:

@@ -30,20 +30,27 @@ def main() -> None:
     print(f"re-check seeds: {rc['seeds']}; dominated baselines: {', '.join(rc.get('dominated_baselines', [])) or 'none'}")
     print(f"\n| eval | {e} (search) | {s} (search) | {e} (re-check) | {s} (re-check) |")
     print("|---:|---:|---:|---:|---:|")
-    search = {row["eval_id"]: row for row in _front_rows(args.run)}
+    # the search values come from the re-check block itself ("search"): front.csv may list a
+    # different front once a resampled point's mean moved
     for p in rc["front"]:
-        sv = search.get(p["eval_id"], {})
-        print(f"| {p['eval_id']} | {sv.get(e, float('nan')):.1f} | {sv.get(s, float('nan')):.2f} | "
-              f"{p['objectives'][e]:.1f} | {p['objectives'][s]:.2f} |")
-    print(f"\n| baseline | {e} (re-check) | {s} (re-check) |")
-    print("|---|---:|---:|")
+        sv, rv = p.get("search") or {}, p.get("objectives") or {}
+        print(f"| {p['eval_id']} | {_fmt(sv.get(e), 1)} | {_fmt(sv.get(s), 2)} | "
+              f"{_fmt(rv.get(e), 1)} | {_fmt(rv.get(s), 2)} |")
+    print(f"\n| baseline | {e} (search) | {s} (search) | {e} (re-check) | {s} (re-check) |")
+    print("|---|---:|---:|---:|---:|")
     for name, b in rc["baselines"].items():
-        print(f"| {name} | {b['objectives'][e]:.1f} | {b['objectives'][s]:.2f} |")
+        sv, rv = b.get("search") or {}, b.get("objectives") or {}
+        print(f"| {name} | {_fmt(sv.get(e), 1)} | {_fmt(sv.get(s), 2)} | "
+              f"{_fmt(rv.get(e), 1)} | {_fmt(rv.get(s), 2)} |")
     base = rc["baselines"].get(args.baseline)
     if base is None:
         raise SystemExit(f"no baseline named {args.baseline!r} in the re-check")
+    if not base.get("objectives"):
+        raise SystemExit(f"baseline {args.baseline!r} failed on the re-check seeds: no headline")
     be, bs = base["objectives"][e], base["objectives"][s]
-    better = [p for p in rc["front"] if p["objectives"][e] <= be and p["objectives"][s] <= bs
+    # a front point whose re-check failed has objectives None: it cannot dominate anything
+    checked = [p for p in rc["front"] if p.get("objectives")]
+    better = [p for p in checked if p["objectives"][e] <= be and p["objectives"][s] <= bs
               and (p["objectives"][e] < be or p["objectives"][s] < bs)]
     if not better:
         print(f"\nno front point dominates {args.baseline} on the re-check seeds")
@@ -55,23 +62,8 @@ def main() -> None:
           f"on re-check seeds {rc['seeds']}; {len(better)} of {len(rc['front'])} front points dominate it")
 
 
-def _front_rows(run: str) -> list[dict]:
-    """Search values of the front points (front.csv), keyed by eval id."""
-    import csv
-
-    with open(Path(run) / "front.csv", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    out = []
-    for r in rows:
-        row = {"eval_id": int(r["eval_id"])}
-        for k, v in r.items():
-            try:
-                row[k] = float(v)
-            except (TypeError, ValueError):
-                pass
-        row["eval_id"] = int(r["eval_id"])
-        out.append(row)
-    return out
+def _fmt(v: float | None, digits: int) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
 
 
 if __name__ == "__main__":
