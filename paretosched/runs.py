@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from paretosched.analysis.export import config_document, to_yaml
-from paretosched.analysis.front import Pick, front_of, resolve_pick, standard_picks
+from paretosched.analysis.front import Pick, choose, front_of, standard_picks
 # _tidy: analysis' one builder of the evaluation table (its RunData.frame keeps current rows only)
 from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
 from paretosched.analysis.rundata import load_run as _load_run_data
@@ -189,14 +189,7 @@ class Run:
     def pick(self, expr: str = "balanced") -> Pick:
         """One point by a pick expression (as `paretosched export --pick`), e.g. "knee",
         "min:energy_kwh", "weights:0.7,0.3", "index:0", "eval:42", or "baseline:NAME"."""
-        kind, _, name = expr.partition(":")
-        if kind.strip() == "baseline":
-            match = self.baselines[self.baselines["name"] == name.strip()]
-            if match.empty:
-                known = ", ".join(map(str, self.baselines["name"])) or "none"
-                raise UserError(f"pick {expr!r}: no baseline named {name.strip()!r} (baselines: {known})")
-            return Pick(expr.strip(), int(match["eval_id"].iloc[0]), "a baseline of the study")
-        return resolve_pick(self.data, front_of(self.data), expr)
+        return choose(self.data, expr)
 
     def export(self, pick: str = "balanced", path: str | Path | None = None) -> dict[str, Any]:
         """The picked point's scheduler config with its provenance (what `paretosched simulate`
