@@ -218,7 +218,19 @@ def test_simulate_accepts_dict_path_and_config(tmp_path: Path) -> None:
     assert b.jobs is None and len(a.jobs) == 2 * 100
     assert a.jobs.groupby("seed")["energy_j"].count().tolist() == [100, 100]
     assert ps.simulate(CONFIG).seeds == [0]  # the config's seed
-    assert ps.simulate(CONFIG, seeds=4).metrics == a.per_seed.iloc[1].drop("seed").to_dict()
+    assert ps.simulate(CONFIG, seeds=[4]).metrics == a.per_seed.iloc[1].drop("seed").to_dict()
+
+
+def test_simulate_a_number_of_seeds_is_a_studys_seeds() -> None:
+    from paretosched.api import _resolved_study
+
+    # `seeds: 2` in a study is two seeds derived from the study seed, never "seed 2"
+    for seed in (0, 5):
+        sim = ps.simulate({**CONFIG, "seed": seed}, seeds=2)
+        study = _resolved_study({**STUDY, "seeds": 2, "seed": seed})
+        assert sim.seeds == study.seeds and len(set(sim.seeds)) == 2 and 2 not in sim.seeds
+        assert sim.per_seed["seed"].tolist() == sim.seeds
+    assert ps.simulate(CONFIG, seeds=[2]).seeds == [2]  # a list is the seeds themselves
 
 
 def test_simulate_errors(tmp_path: Path) -> None:
@@ -226,6 +238,9 @@ def test_simulate_errors(tmp_path: Path) -> None:
         ps.simulate({**CONFIG, "scheduler": {"kind": "classic", "job_policy": "longest"}})
     with pytest.raises(UserError, match="seeds: expected non-negative integers"):
         ps.simulate(CONFIG, seeds=[-1])
+    for bad in (0, True, "3"):
+        with pytest.raises(UserError, match="seeds: expected a number of seeds"):
+            ps.simulate(CONFIG, seeds=bad)  # type: ignore[arg-type]
     with pytest.raises(UserError, match="expected a dict, a file path or a SimConfig"):
         ps.simulate(42)  # type: ignore[arg-type]
 
