@@ -62,13 +62,17 @@ def _pairs(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> tuple[
     return xs, ys
 
 
-def _error(checked: list[Checked], metric: str) -> dict:
+def _error(checked: list[Checked], metric: str, color: str = "#ff7f0e") -> dict | None:
+    """Per-seed range bars; none when no point has a spread (a one-seed re-check: a bar of
+    zero would read as "no noise")."""
+    if all(c.spread(metric) is None for c in checked):
+        return None
     lo, hi = [], []
     for c in checked:
         v, sp = c.value(metric), c.spread(metric)
         lo.append(v - sp[0] if sp and v is not None else 0.0)
         hi.append(sp[1] - v if sp and v is not None else 0.0)
-    return dict(type="data", symmetric=False, array=hi, arrayminus=lo, thickness=1, width=3, color="#ff7f0e")
+    return dict(type="data", symmetric=False, array=hi, arrayminus=lo, thickness=1, width=3, color=color)
 
 
 def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame, x: str, y: str,
@@ -98,7 +102,9 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
         lx, ly = _pairs([(float(f.loc[i, x]), float(f.loc[i, y])) for i in ids], list(zip(cx, cy)))
         fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", name="search → re-check", hoverinfo="skip",
                                  line=dict(color="#ff7f0e", width=1, dash="dot")))
-        fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", name="re-check (fresh seeds; bars: per-seed range)",
+        one_seed = all(c.spread(x) is None and c.spread(y) is None for c in checked)
+        label = "re-check (one fresh seed: spread n/a)" if one_seed else "re-check (fresh seeds; bars: per-seed range)"
+        fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", name=label,
                                  marker=dict(symbol="circle-open", size=10, color="#ff7f0e", line=dict(width=2)),
                                  error_x=_error(checked, x), error_y=_error(checked, y), customdata=ids,
                                  hovertemplate="re-check of eval %{customdata}<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
@@ -136,8 +142,8 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
                                      line=dict(color="black", width=1, dash="dot")))
             fig.add_trace(go.Scatter(
                 x=[c.value(x)], y=[c.value(y)], mode="markers", legendgroup=f"b{k}",
-                name=f"baseline {esc(name)}, re-check", error_x={**_error([c], x), "color": "black"},
-                error_y={**_error([c], y), "color": "black"},
+                name=f"baseline {esc(name)}, re-check", error_x=_error([c], x, "black"),
+                error_y=_error([c], y, "black"),
                 marker=dict(symbol=symbol + "-open", size=12, color="black", line=dict(width=2)),
                 text=[esc(name)], hovertemplate="%{text} (re-check)<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
             xs_all.append(c.value(x))
