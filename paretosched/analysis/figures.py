@@ -204,8 +204,10 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
                         vertical_spacing=0.12)
     for i, g in enumerate(numeric):
         r, c = i // cols + 1, i % cols + 1
+        # spanmode "hard": the density ends at the extreme values; plotly's default extends it by
+        # two bandwidths, past the gene's search range (freq drawn down to 0.35 for a 0.55-1.0 gene)
         fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=_t(g.path),
-                                box_visible=True, points="all", showlegend=False), row=r, col=c)
+                                box_visible=True, points="all", showlegend=False, spanmode="hard"), row=r, col=c)
         if g.log:
             fig.update_yaxes(type="log", row=r, col=c)
     fig.update_layout(title="Numeric genes in the final population", height=max(480, 380 * rows))
@@ -214,15 +216,40 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
 
 def categorical_shares(points: pd.DataFrame, labels: np.ndarray, gene: GeneInfo) -> go.Figure:
     """Figs. 8-10: share of each value of a categorical gene per cluster (stacked bars)."""
-    values = [str(v) for v in points[gene.path]]
+    raw = list(points[gene.path])
+    values = [_choice_label(v) for v in raw]
     table = pd.crosstab(pd.Series([_cluster_name(int(c)) for c in labels], name="cluster"),
                         pd.Series(values, name="value"), normalize="index")
+    order = {label: _choice_key(v) for v, label in zip(raw, values)}
     fig = go.Figure()
-    for val in table.columns:
+    for val in sorted(table.columns, key=lambda label: order[label]):
         fig.add_trace(go.Bar(x=table.index, y=table[val], name=_t(f"{gene.path} = {val}")))
     fig.update_layout(title=_t(f"{gene.path} per cluster"), barmode="stack", yaxis_title="share of points (0-1)",
                       xaxis_title="cluster")
     return fig
+
+
+def _missing(v: object) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def _choice_label(v: object) -> str:
+    """A choice value as the study wrote it: `null` (a null value, e.g. never switch nodes off),
+    not pandas' NaN; 7200, not the 7200.0 a column mixing null and numbers holds."""
+    if _missing(v):
+        return "null"
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _choice_key(v: object) -> tuple[int, float, str]:
+    """Legend order: null, then numbers ascending, then the rest alphabetically."""
+    if _missing(v):
+        return (0, 0.0, "")
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return (1, float(v), "")
+    return (2, 0.0, str(v))
 
 
 def hypervolume(hv: pd.DataFrame) -> go.Figure:
