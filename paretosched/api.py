@@ -109,7 +109,8 @@ def _seed_list(cfg: SimConfig, seeds: int | Sequence[int] | None) -> list[int]:
         raise UserError(f"seeds: expected a number of seeds or a list of seeds, got {seeds!r}")
     if isinstance(seeds, int):
         if not 1 <= seeds <= MAX_SEEDS:
-            raise UserError(f"seeds: expected a number of seeds from 1 to {MAX_SEEDS} (or a list of seeds), got {seeds}")
+            raise UserError(f"seeds: expected a number of seeds from 1 to {MAX_SEEDS} (or a list of seeds), "
+                            f"got {seeds}")
         # the study's own derivation: only `seed`, `seeds` and `recheck` are read, so an unvalidated
         # Study carrying those three is the study that rule applies to
         return derive_seeds(Study.model_construct(seed=cfg.seed, seeds=seeds, recheck=0))[0]

@@ -93,9 +93,11 @@ def explorer_data(run: RunData) -> dict[str, Any]:
     n_failed = int((f["status"] != "ok").sum())
     n_recheck = int((f["kind"] == "recheck").sum())
     seeds = ", ".join(str(s) for s in rc.seeds)
+    bars = ("bars their per-seed range" if len(rc.seeds) > 1 else
+            "no bars (one seed: its per-seed range is undefined)" if rc.seeds else "no bars")
     caption = (f"{int((shown['kind'] == 'search').sum())} successful search evaluations "
                f"({len(front)} on the Pareto front), {int((shown['kind'] == 'baseline').sum())} baselines. "
-               f"Open markers: re-checks on fresh seeds ({seeds or 'none'}), bars their per-seed range, a dotted "
+               f"Open markers: re-checks on fresh seeds ({seeds or 'none'}), {bars}, a dotted "
                f"line to the search value. Not plotted: {n_failed} failed evaluation(s)"
                + (f"; {n_recheck} re-check evaluation(s) in the log." if n_recheck else "."))
     return {"study": run.study_name, "objectives": run.objectives, "senses": run.senses, "metrics": metrics,
@@ -214,7 +216,8 @@ function links(ids, xm, ym) {
 // per-seed range of the re-check as asymmetric error bars; NaN draws no bar (0 would draw one
 // of zero, which reads as "no noise" where one seed leaves the spread undefined)
 function bars(ids, m, colour) {
-  const d = (i, k) => (PTS[i].rc[k][m] === null || PTS[i].rc.m[m] === null) ? NaN : Math.abs(PTS[i].rc[k][m] - PTS[i].rc.m[m]);
+  const d = (i, k) => (PTS[i].rc[k][m] === null || PTS[i].rc.m[m] === null) ? NaN
+    : Math.abs(PTS[i].rc[k][m] - PTS[i].rc.m[m]);
   return { type: "data", symmetric: false, array: ids.map((i) => d(i, "hi")), arrayminus: ids.map((i) => d(i, "lo")),
            color: colour, thickness: 1, width: 3 };
 }

@@ -200,14 +200,16 @@ def test_report_without_a_recheck_shows_the_search_seed_verdict_labelled(tmp_pat
     # `recheck: 0`: the search writes an empty block whose empty verdict is no verdict at all
     pts = [Point((1.0, 5.0)), Point((2.0, 3.0)), Point((3.0, 4.0), kind="baseline", name="fcfs")]
     extra = {"baselines": {"fcfs": {"dominated": True}},
-             "recheck": {"seeds": [], "front": [], "baselines": {"fcfs": {"objectives": {}}}, "dominated_baselines": []}}
+             "recheck": {"seeds": [], "front": [], "baselines": {"fcfs": {"objectives": {}}},
+                         "dominated_baselines": []}}
     run_dir = write_run(tmp_path / "run", pts, summary_extra=extra)
     assert not load_recheck(load_run(run_dir)).judged
     page = (analyse(str(run_dir)) / "report.html").read_text()
     summary = page[page.index("<h2>Summary</h2>"):page.index("<h2>Notes</h2>")]
     assert "on the re-check seeds" not in summary
-    assert "Baselines dominated by a front point on the <b>search seeds</b>: <b>fcfs</b>. This run has no re-check" in summary
-    assert "yes <small>(search seeds only)</small>" in summary and "Re-check seeds: none (the run has no re-check)" in summary
+    verdict = "Baselines dominated by a front point on the <b>search seeds</b>: <b>fcfs</b>. This run has no re-check"
+    assert verdict in summary and "yes <small>(search seeds only)</small>" in summary
+    assert "Re-check seeds: none (the run has no re-check)" in summary
 
 
 def test_a_one_seed_recheck_has_no_spread_anywhere(tmp_path: Path) -> None:
@@ -223,8 +225,10 @@ def test_a_one_seed_recheck_has_no_spread_anywhere(tmp_path: Path) -> None:
     summary = (analyse(str(run_dir)) / "report.html").read_text()
     summary = summary[summary.index("<h2>Summary</h2>"):summary.index("<h2>Notes</h2>")]
     assert "3.5 <small>(range n/a: one seed)</small>" in summary and "3.5–3.5" not in summary
-    point = next(p for p in explorer_data(run)["points"] if p["id"] == 0)
+    data = explorer_data(run)
+    point = next(p for p in data["points"] if p["id"] == 0)
     assert point["rc"]["n"] == 1 and point["rc"]["lo"]["energy_kwh"] is None
+    assert "(101), no bars (one seed: its per-seed range is undefined)" in data["caption"]
     fig = figures.progress(run.search_ok(), front_of(run), run.frame[run.frame["kind"] == "baseline"],
                            "energy_kwh", "mean_bsld", rc)
     checked = next(t for t in fig.data if t.name and t.name.startswith("re-check ("))
