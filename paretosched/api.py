@@ -50,18 +50,19 @@ def as_config(config: SimConfig | dict[str, Any] | str | Path) -> SimConfig:
 
 def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Sequence[int] | None = None,
              jobs: bool = False) -> Simulation:
-    """Run a config on the twin for each seed (default: an export's provenance seeds, else the
-    config's seed), as `paretosched simulate` does; `jobs=True` adds per-job records."""
+    """Run a config on the twin for each seed, as `paretosched simulate` does; `jobs=True` adds
+    per-job records.
+
+    `seeds` follows a study's rule: an int n is n seeds, derived from the config's `seed` as a
+    study derives its replication seeds from its own `seed` (so `seeds=3` runs the three seeds a
+    study with `seeds: 3, seed: <config seed>` evaluates); a list is the seeds themselves (`[3]`
+    is seed 3); None is an export's provenance seeds, else the config's `seed`.
+    """
     from paretosched.sim.metrics import mean_metrics
     from paretosched.sim.run import prepare, simulate as simulate_one, window_note
 
     cfg = as_config(config)
-    if seeds is None:  # the rule of `paretosched simulate`: an export replays the seeds it was found with
-        recorded = (cfg.provenance or {}).get("seeds")
-        seeds = [int(s) for s in recorded] if isinstance(recorded, list) and recorded else [cfg.seed]
-    seed_list = [seeds] if isinstance(seeds, int) else [int(s) for s in seeds]
-    if not seed_list or any(s < 0 for s in seed_list):
-        raise UserError(f"seeds: expected non-negative integers, got {seeds!r}")
+    seed_list = _seed_list(cfg, seeds)
     prep = prepare(cfg)
     results = [simulate_one(cfg, seed=s, record_jobs=jobs, prepared=prep) for s in seed_list]
     per_seed = pd.DataFrame.from_records([{"seed": s, **r.metrics} for s, r in zip(seed_list, results)])
@@ -95,6 +96,28 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
 
 
 optimize = optimise
+
+
+def _seed_list(cfg: SimConfig, seeds: int | Sequence[int] | None) -> list[int]:
+    """The seeds `simulate` runs (its docstring has the rule)."""
+    from paretosched.search.study import MAX_SEEDS, Study, derive_seeds
+
+    if seeds is None:  # the rule of `paretosched simulate`: an export replays the seeds it was found with
+        recorded = (cfg.provenance or {}).get("seeds")
+        return [int(s) for s in recorded] if isinstance(recorded, list) and recorded else [cfg.seed]
+    if isinstance(seeds, bool) or isinstance(seeds, str):
+        raise UserError(f"seeds: expected a number of seeds or a list of seeds, got {seeds!r}")
+    if isinstance(seeds, int):
+        if not 1 <= seeds <= MAX_SEEDS:
+            raise UserError(f"seeds: expected a number of seeds from 1 to {MAX_SEEDS} (or a list of seeds), "
+                            f"got {seeds}")
+        # the study's own derivation: only `seed`, `seeds` and `recheck` are read, so an unvalidated
+        # Study carrying those three is the study that rule applies to
+        return derive_seeds(Study.model_construct(seed=cfg.seed, seeds=seeds, recheck=0))[0]
+    seed_list = [int(s) for s in seeds]
+    if not seed_list or any(s < 0 for s in seed_list):
+        raise UserError(f"seeds: expected non-negative integers, got {seeds!r}")
+    return seed_list
 
 
 def _resolved_study(study: Study | dict[str, Any]) -> Study:

@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="write the scheduler config of a front point")
     ex.add_argument("run", help="run directory")
     ex.add_argument("--pick", default="balanced",
-                    help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID")
+                    help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID | baseline:NAME")
     ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
     ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
                     help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")

@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from paretosched.analysis.export import config_document, to_yaml
-from paretosched.analysis.front import Pick, front_of, resolve_pick, standard_picks
+from paretosched.analysis.front import Pick, choose, front_of, standard_picks
+from paretosched.analysis.recheck import load_recheck, search_seed_verdicts
 # _tidy: analysis' one builder of the evaluation table (its RunData.frame keeps current rows only)
 from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
 from paretosched.analysis.rundata import load_run as _load_run_data
@@ -39,7 +40,9 @@ class Recheck:
 
     `table` columns: `eval_id` (the re-checked evaluation), `kind`, `name`, `recheck_eval_id`,
     `status` (of the re-check), each objective at the search seeds and `recheck_<objective>` at
-    the fresh `seeds`. `dominated_baselines` is None when the summary does not say.
+    the fresh `seeds`. `dominated_baselines` (decided on the re-check seeds) is None when the
+    run has no such verdict: no re-check, baselines not re-checked yet, or a summary that does
+    not say (`Run.baselines` then carries the search-seed verdict, labelled so).
     """
 
     seeds: list[int]
@@ -138,13 +141,27 @@ class Run:
 
     @cached_property
     def baselines(self) -> pd.DataFrame:
-        """One row per baseline: name, eval_id, status, objectives, and `dominated` (by the
-        front at the search seeds) when summary.json says."""
+        """One row per baseline: name, eval_id, status, objectives (search seeds), then the verdict.
+
+        `dominated`: dominated by a front point on the fresh re-check seeds (issue 13: verdicts
+        are decided there), or, when the run has no such verdict (`recheck: 0`, or baselines
+        not re-checked yet), the search-seed verdict; `judged_on` says which ("recheck seeds",
+        "search seeds", or NA when summary.json says nothing). `dominated_on_search_seeds`:
+        summary.json's verdict on the seeds the front was selected on, which flatters the front.
+        """
         ev = self.evaluations
         out = ev[ev["kind"] == "baseline"][["name", "eval_id", "status", *self.objectives]].reset_index(drop=True)
-        said = self.summary.get("baselines")
-        said = said if isinstance(said, dict) else {}
-        out["dominated"] = pd.array([_get(said, n, "dominated") for n in out["name"]], dtype="boolean")
+        rc = load_recheck(self.data)
+        on_search = search_seed_verdicts(self.data)
+        searched = [on_search.get(str(n)) for n in out["name"]]
+        if rc.judged:
+            out["dominated"] = pd.array([str(n) in (rc.dominated_baselines or []) for n in out["name"]],
+                                        dtype="boolean")
+            out["judged_on"] = pd.array(["recheck seeds"] * len(out), dtype="string")
+        else:
+            out["dominated"] = pd.array(searched, dtype="boolean")
+            out["judged_on"] = pd.array([None if v is None else "search seeds" for v in searched], dtype="string")
+        out["dominated_on_search_seeds"] = pd.array(searched, dtype="boolean")
         return out
 
     @cached_property
@@ -171,9 +188,8 @@ class Run:
         seeds = block.get("seeds")
         if not isinstance(seeds, list):
             seeds = next((list(r.get("seeds") or []) for r in rows.values() if r.get("kind") == "recheck"), [])
-        dominated = block.get("dominated_baselines")
         return Recheck(seeds=[int(s) for s in seeds], table=table,
-                       dominated_baselines=[str(n) for n in dominated] if isinstance(dominated, list) else None)
+                       dominated_baselines=load_recheck(self.data).dominated_baselines)
 
     # picks and export -------------------------------------------------------------------
     @cached_property
@@ -189,14 +205,7 @@ class Run:
     def pick(self, expr: str = "balanced") -> Pick:
         """One point by a pick expression (as `paretosched export --pick`), e.g. "knee",
         "min:energy_kwh", "weights:0.7,0.3", "index:0", "eval:42", or "baseline:NAME"."""
-        kind, _, name = expr.partition(":")
-        if kind.strip() == "baseline":
-            match = self.baselines[self.baselines["name"] == name.strip()]
-            if match.empty:
-                known = ", ".join(map(str, self.baselines["name"])) or "none"
-                raise UserError(f"pick {expr!r}: no baseline named {name.strip()!r} (baselines: {known})")
-            return Pick(expr.strip(), int(match["eval_id"].iloc[0]), "a baseline of the study")
-        return resolve_pick(self.data, front_of(self.data), expr)
+        return choose(self.data, expr)
 
     def export(self, pick: str = "balanced", path: str | Path | None = None) -> dict[str, Any]:
         """The picked point's scheduler config with its provenance (what `paretosched simulate`
@@ -207,12 +216,6 @@ class Run:
         if path is not None:
             Path(path).write_text(to_yaml(doc), encoding="utf-8")
         return doc
-
-
-def _get(mapping: dict[str, Any], name: Any, key: str) -> Any:
-    entry = mapping.get(name)
-    value = entry.get(key) if isinstance(entry, dict) else None
-    return value if isinstance(value, bool) else None
 
 
 def load_run(path: str | Path) -> Run:

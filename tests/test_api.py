@@ -135,7 +135,10 @@ def test_baselines_recheck_and_picks(run: ps.Run) -> None:
     b = run.baselines
     assert b["name"].tolist() == ["fcfs"]
     assert int(b["eval_id"].iloc[0]) == summary["baselines"]["fcfs"]["eval_id"]
-    assert bool(b["dominated"].iloc[0]) == summary["baselines"]["fcfs"]["dominated"]
+    # the verdict is the re-check's (issue 13); the search seeds' is kept beside it, named so
+    assert bool(b["dominated"].iloc[0]) == ("fcfs" in summary["recheck"]["dominated_baselines"])
+    assert b["judged_on"].tolist() == ["recheck seeds"]
+    assert bool(b["dominated_on_search_seeds"].iloc[0]) == summary["baselines"]["fcfs"]["dominated"]
     rc = run.recheck
     assert rc.seeds == summary["recheck"]["seeds"] and len(rc.seeds) == 1
     assert rc.dominated_baselines == summary["recheck"]["dominated_baselines"]
@@ -164,7 +167,29 @@ def test_recheck_reads_the_new_summary_shape_and_tolerates_junk(run: ps.Run, tmp
         other = ps.load_run(copy_dir)
         assert other.recheck.seeds == seeds
         assert other.recheck.dominated_baselines == dominated
-        assert other.baselines["dominated"].isna().all()
+        assert other.baselines["dominated_on_search_seeds"].isna().all()  # "junk" says nothing
+        assert other.baselines["dominated"].tolist() == ([True] if dominated else [pd.NA])
+        assert other.baselines["judged_on"].tolist() == (["recheck seeds"] if dominated else [pd.NA])
+
+
+def test_baselines_carry_the_recheck_verdict_and_label_a_search_seed_one(tmp_path: Path) -> None:
+    from tests.analysis.synth import Point, recheck_block, write_run
+
+    pts = [Point((1.0, 5.0)), Point((2.0, 3.0)), Point((3.0, 4.0), kind="baseline", name="fcfs"),
+           Point((9.0, 9.0), kind="baseline", name="slow")]
+    said = {"baselines": {"fcfs": {"dominated": True}, "slow": {"dominated": True}}}
+    # on the search seeds eval 1 dominates fcfs; on the re-check seeds it does not
+    block = recheck_block({0: (1.0, 5.0), 1: (2.5, 3.5)}, {"fcfs": (2.2, 3.0), "slow": (9.0, 9.0)},
+                          dominated=["slow"])
+    b = ps.load_run(write_run(tmp_path / "rc", pts, summary_extra={**said, "recheck": block})).baselines
+    assert b["dominated"].tolist() == [False, True] and b["dominated_on_search_seeds"].tolist() == [True, True]
+    assert ps.load_run(tmp_path / "rc").recheck.dominated_baselines == ["slow"]
+    # `recheck: 0`: the search writes an empty verdict on no seeds, which is no "not dominated"
+    empty = {"seeds": [], "front": [], "baselines": {"fcfs": {"objectives": {}}}, "dominated_baselines": []}
+    run = ps.load_run(write_run(tmp_path / "none", pts, summary_extra={**said, "recheck": empty}))
+    assert run.recheck.dominated_baselines is None
+    assert run.baselines["dominated"].tolist() == [True, True]
+    assert run.baselines["judged_on"].tolist() == ["search seeds", "search seeds"]
 
 
 def test_export_equals_the_cli_export_and_replays(run: ps.Run, tmp_path: Path) -> None:
@@ -218,7 +243,19 @@ def test_simulate_accepts_dict_path_and_config(tmp_path: Path) -> None:
     assert b.jobs is None and len(a.jobs) == 2 * 100
     assert a.jobs.groupby("seed")["energy_j"].count().tolist() == [100, 100]
     assert ps.simulate(CONFIG).seeds == [0]  # the config's seed
-    assert ps.simulate(CONFIG, seeds=4).metrics == a.per_seed.iloc[1].drop("seed").to_dict()
+    assert ps.simulate(CONFIG, seeds=[4]).metrics == a.per_seed.iloc[1].drop("seed").to_dict()
+
+
+def test_simulate_a_number_of_seeds_is_a_studys_seeds() -> None:
+    from paretosched.api import _resolved_study
+
+    # `seeds: 2` in a study is two seeds derived from the study seed, never "seed 2"
+    for seed in (0, 5):
+        sim = ps.simulate({**CONFIG, "seed": seed}, seeds=2)
+        study = _resolved_study({**STUDY, "seeds": 2, "seed": seed})
+        assert sim.seeds == study.seeds and len(set(sim.seeds)) == 2 and 2 not in sim.seeds
+        assert sim.per_seed["seed"].tolist() == sim.seeds
+    assert ps.simulate(CONFIG, seeds=[2]).seeds == [2]  # a list is the seeds themselves
 
 
 def test_simulate_errors(tmp_path: Path) -> None:
@@ -226,6 +263,9 @@ def test_simulate_errors(tmp_path: Path) -> None:
         ps.simulate({**CONFIG, "scheduler": {"kind": "classic", "job_policy": "longest"}})
     with pytest.raises(UserError, match="seeds: expected non-negative integers"):
         ps.simulate(CONFIG, seeds=[-1])
+    for bad in (0, True, "3"):
+        with pytest.raises(UserError, match="seeds: expected a number of seeds"):
+            ps.simulate(CONFIG, seeds=bad)  # type: ignore[arg-type]
     with pytest.raises(UserError, match="expected a dict, a file path or a SimConfig"):
         ps.simulate(42)  # type: ignore[arg-type]
 

@@ -64,7 +64,7 @@ def test_a_fixed_pair_replays_the_classic_scheduler_bit_for_bit() -> None:
     rewards, _, info = episode(env, 3, lambda obs, info: 0)
     classic = {"platform": "gaia-mini", "workload": WORKLOAD,
                "scheduler": {"kind": "classic", "job_policy": "random", "resource_policy": "random", **levers}}
-    sim = ps.simulate(classic, seeds=info["run_seed"])
+    sim = ps.simulate(classic, seeds=[info["run_seed"]])
     assert info["metrics"] == sim.metrics
     assert sim.metrics["n_boots"] > 0 and len(rewards) > 100
 

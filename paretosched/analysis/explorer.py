@@ -60,6 +60,7 @@ def _checked(c: Checked | None, metrics: list[str]) -> dict[str, Any] | None:
     return {"m": {k: _num(c.value(k)) for k in metrics},
             "lo": {k: _num(v[0]) if v else None for k, v in spread.items()},
             "hi": {k: _num(v[1]) if v else None for k, v in spread.items()},
+            "n": len(c.per_seed),  # per-seed values: with one the spread is undefined (no bar, "n/a")
             "dominated_by": list(c.dominated_by), "dominated_label": html.escape(", ".join(c.dominated_by))}
 
 
@@ -92,9 +93,11 @@ def explorer_data(run: RunData) -> dict[str, Any]:
     n_failed = int((f["status"] != "ok").sum())
     n_recheck = int((f["kind"] == "recheck").sum())
     seeds = ", ".join(str(s) for s in rc.seeds)
+    bars = ("bars their per-seed range" if len(rc.seeds) > 1 else
+            "no bars (one seed: its per-seed range is undefined)" if rc.seeds else "no bars")
     caption = (f"{int((shown['kind'] == 'search').sum())} successful search evaluations "
                f"({len(front)} on the Pareto front), {int((shown['kind'] == 'baseline').sum())} baselines. "
-               f"Open markers: re-checks on fresh seeds ({seeds or 'none'}), bars their per-seed range, a dotted "
+               f"Open markers: re-checks on fresh seeds ({seeds or 'none'}), {bars}, a dotted "
                f"line to the search value. Not plotted: {n_failed} failed evaluation(s)"
                + (f"; {n_recheck} re-check evaluation(s) in the log." if n_recheck else "."))
     return {"study": run.study_name, "objectives": run.objectives, "senses": run.senses, "metrics": metrics,
@@ -210,9 +213,11 @@ function links(ids, xm, ym) {
   return [x, y];
 }
 
-// per-seed range of the re-check as asymmetric error bars
+// per-seed range of the re-check as asymmetric error bars; NaN draws no bar (0 would draw one
+// of zero, which reads as "no noise" where one seed leaves the spread undefined)
 function bars(ids, m, colour) {
-  const d = (i, k) => (PTS[i].rc[k][m] === null || PTS[i].rc.m[m] === null) ? 0 : Math.abs(PTS[i].rc[k][m] - PTS[i].rc.m[m]);
+  const d = (i, k) => (PTS[i].rc[k][m] === null || PTS[i].rc.m[m] === null) ? NaN
+    : Math.abs(PTS[i].rc[k][m] - PTS[i].rc.m[m]);
   return { type: "data", symmetric: false, array: ids.map((i) => d(i, "hi")), arrayminus: ids.map((i) => d(i, "lo")),
            color: colour, thickness: 1, width: 3 };
 }
@@ -317,7 +322,8 @@ function show(i) {
   document.getElementById("config-title").textContent =
     p.kind === "baseline" ? "Baseline " + p.name : "Evaluation " + p.id + " (generation " + p.gen + ")";
   const rc = p.rc ? "re-check on fresh seeds: " + DATA.objectives.map((o) => o + " = " +
-    (p.rc.m[o] === null ? "-" : p.rc.m[o].toPrecision(4))).join(", ") : "";
+    (p.rc.m[o] === null ? "-" : p.rc.m[o].toPrecision(4))).join(", ") +
+    (p.rc.n < 2 ? " (one seed: per-seed range n/a)" : "") : "";
   const dom = p.rc && p.rc.dominated_by.length ? "; dominated by the re-check of " + p.rc.dominated_by.join(", ") : "";
   document.getElementById("config-recheck").textContent = rc + dom;
   document.getElementById("config-yaml").textContent = p.yaml;

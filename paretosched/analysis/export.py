@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import paretosched
-from paretosched.analysis.front import front_of, resolve_pick
+from paretosched.analysis.front import choose
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.slurm_export import slurm_fragment
 from paretosched.config import config_from_dict
@@ -94,12 +94,12 @@ def export_pick(run_dir: str, pick: str, out: str, fmt: str = "yaml") -> Path:
     trade-off point, else balanced), `min:METRIC` (best front point for objective METRIC),
     `weights:a,b,...` (one weight per objective, in study order), `index:N` (N-th point,
     0-based, of the front sorted by the first objective, as front.csv), `eval:ID` (any
-    successful search evaluation by eval id). Mistakes raise a one-line UserError.
+    successful search evaluation by eval id), `baseline:NAME` (a baseline of the study).
+    Mistakes raise a one-line UserError.
     `fmt`: `yaml` (the config `simulate` reads) or `slurm` (a slurm.conf fragment).
     """
     run = load_run(run_dir)
-    front = front_of(run)
-    chosen = resolve_pick(run, front, pick)
+    chosen = choose(run, pick)
     doc = config_document(run, chosen.eval_id, chosen.name)
     # the file must be what `simulate` accepts: validate before writing
     config_from_dict(doc, f"export of eval {chosen.eval_id}")

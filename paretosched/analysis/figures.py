@@ -61,13 +61,17 @@ def _pairs(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> tuple[
     return xs, ys
 
 
-def _error(checked: list[Checked], metric: str) -> dict:
+def _error(checked: list[Checked], metric: str, color: str = "#ff7f0e") -> dict | None:
+    """Per-seed range bars; none when no point has a spread (a one-seed re-check: a bar of
+    zero would read as "no noise")."""
+    if all(c.spread(metric) is None for c in checked):
+        return None
     lo, hi = [], []
     for c in checked:
         v, sp = c.value(metric), c.spread(metric)
         lo.append(v - sp[0] if sp and v is not None else 0.0)
         hi.append(sp[1] - v if sp and v is not None else 0.0)
-    return dict(type="data", symmetric=False, array=hi, arrayminus=lo, thickness=1, width=3, color="#ff7f0e")
+    return dict(type="data", symmetric=False, array=hi, arrayminus=lo, thickness=1, width=3, color=color)
 
 
 def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame, x: str, y: str,
@@ -97,7 +101,9 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
         lx, ly = _pairs([(float(f.loc[i, x]), float(f.loc[i, y])) for i in ids], list(zip(cx, cy)))
         fig.add_trace(go.Scatter(x=lx, y=ly, mode="lines", name="search → re-check", hoverinfo="skip",
                                  line=dict(color="#ff7f0e", width=1, dash="dot")))
-        fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", name="re-check (fresh seeds; bars: per-seed range)",
+        one_seed = all(c.spread(x) is None and c.spread(y) is None for c in checked)
+        label = "re-check (one fresh seed: spread n/a)" if one_seed else "re-check (fresh seeds; bars: per-seed range)"
+        fig.add_trace(go.Scatter(x=cx, y=cy, mode="markers", name=label,
                                  marker=dict(symbol="circle-open", size=10, color="#ff7f0e", line=dict(width=2)),
                                  error_x=_error(checked, x), error_y=_error(checked, y), customdata=ids,
                                  hovertemplate="re-check of eval %{customdata}<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
@@ -135,8 +141,8 @@ def progress(points: pd.DataFrame, front: pd.DataFrame, baselines: pd.DataFrame,
                                      line=dict(color="black", width=1, dash="dot")))
             fig.add_trace(go.Scatter(
                 x=[c.value(x)], y=[c.value(y)], mode="markers", legendgroup=f"b{k}",
-                name=f"baseline {esc(name)}, re-check", error_x={**_error([c], x), "color": "black"},
-                error_y={**_error([c], y), "color": "black"},
+                name=f"baseline {esc(name)}, re-check", error_x=_error([c], x, "black"),
+                error_y=_error([c], y, "black"),
                 marker=dict(symbol=symbol + "-open", size=12, color="black", line=dict(width=2)),
                 text=[esc(name)], hovertemplate="%{text} (re-check)<br>%{x:.4g}, %{y:.4g}<extra></extra>"))
             xs_all.append(c.value(x))
@@ -197,8 +203,10 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
                         vertical_spacing=0.12)
     for i, g in enumerate(numeric):
         r, c = i // cols + 1, i % cols + 1
+        # spanmode "hard": the density ends at the extreme values; plotly's default extends it by
+        # two bandwidths, past the gene's search range (freq drawn down to 0.35 for a 0.55-1.0 gene)
         fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=_t(g.path),
-                                box_visible=True, points="all", showlegend=False), row=r, col=c)
+                                box_visible=True, points="all", showlegend=False, spanmode="hard"), row=r, col=c)
         if g.log:
             fig.update_yaxes(type="log", row=r, col=c)
     fig.update_layout(title="Numeric genes in the final population", height=max(480, 380 * rows))
@@ -207,15 +215,40 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
 
 def categorical_shares(points: pd.DataFrame, labels: np.ndarray, gene: GeneInfo) -> go.Figure:
     """Figs. 8-10: share of each value of a categorical gene per cluster (stacked bars)."""
-    values = [str(v) for v in points[gene.path]]
+    raw = list(points[gene.path])
+    values = [_choice_label(v) for v in raw]
     table = pd.crosstab(pd.Series([_cluster_name(int(c)) for c in labels], name="cluster"),
                         pd.Series(values, name="value"), normalize="index")
+    order = {label: _choice_key(v) for v, label in zip(raw, values)}
     fig = go.Figure()
-    for val in table.columns:
+    for val in sorted(table.columns, key=lambda label: order[label]):
         fig.add_trace(go.Bar(x=table.index, y=table[val], name=_t(f"{gene.path} = {val}")))
     fig.update_layout(title=_t(f"{gene.path} per cluster"), barmode="stack", yaxis_title="share of points (0-1)",
                       xaxis_title="cluster")
     return fig
+
+
+def _missing(v: object) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def _choice_label(v: object) -> str:
+    """A choice value as the study wrote it: `null` (a null value, e.g. never switch nodes off),
+    not pandas' NaN; 7200, not the 7200.0 a column mixing null and numbers holds."""
+    if _missing(v):
+        return "null"
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _choice_key(v: object) -> tuple[int, float, str]:
+    """Legend order: null, then numbers ascending, then the rest alphabetically."""
+    if _missing(v):
+        return (0, 0.0, "")
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return (1, float(v), "")
+    return (2, 0.0, str(v))
 
 
 def hypervolume(hv: pd.DataFrame) -> go.Figure:

@@ -33,7 +33,7 @@ with warnings.catch_warnings():  # pymoo 0.6.2 imports scipy.spatial.ckdtree (de
 from paretosched.analysis.rundata import RunData, require_ok
 from paretosched.errors import UserError
 
-PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID"
+PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID | baseline:NAME"
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,8 @@ def resolve_pick(run: RunData, front: pd.DataFrame, expr: str) -> Pick:
     """Parse a pick expression (see the module docstring) and choose the point."""
     kind, _, arg = expr.strip().partition(":")
     kind = kind.strip().lower()
+    if kind == "baseline" and arg:
+        return pick_baseline(run, expr)
     if kind == "balanced" and not arg:
         return pick_balanced(run, front)
     if kind == "knee" and not arg:
@@ -182,6 +184,25 @@ def resolve_pick(run: RunData, front: pd.DataFrame, expr: str) -> Pick:
             raise UserError(f"pick {expr!r}: no successful search evaluation with eval id {n}")
         return Pick(expr.strip(), n, "chosen by eval id")
     raise UserError(f"unknown pick {expr!r} (expected {PICK_SYNTAX})")
+
+
+def pick_baseline(run: RunData, expr: str) -> Pick:
+    """`baseline:NAME`: a baseline of the study (it needs no front)."""
+    name = expr.strip().partition(":")[2].strip()
+    f = run.frame
+    names = [str(n) for n in f.loc[f["kind"] == "baseline", "name"]]
+    if name not in names:
+        raise UserError(f"pick {expr.strip()!r}: no baseline named {name!r} (baselines: {', '.join(names) or 'none'})")
+    eid = int(f.index[(f["kind"] == "baseline") & (f["name"] == name)][0])
+    return Pick(expr.strip(), eid, "a baseline of the study")
+
+
+def choose(run: RunData, expr: str) -> Pick:
+    """Any pick expression; a baseline pick does not need a front (a run stopped before its first
+    generation still exports its baselines)."""
+    if expr.strip().partition(":")[0].strip().lower() == "baseline":
+        return pick_baseline(run, expr)
+    return resolve_pick(run, front_of(run), expr)
 
 
 def standard_picks(run: RunData, front: pd.DataFrame) -> list[Pick]:

@@ -15,7 +15,7 @@ from html import escape as esc
 import pandas as pd
 
 from paretosched.analysis.front import Pick
-from paretosched.analysis.recheck import Checked, Recheck
+from paretosched.analysis.recheck import Checked, Recheck, search_seed_verdicts
 from paretosched.analysis.rundata import RunData
 from paretosched.analysis.units import metric_title
 
@@ -31,6 +31,8 @@ def _checked_cell(c: Checked | None, o: str) -> str:
     if c is None or c.value(o) is None:
         return "–"
     sp = c.spread(o)
+    if sp is None and len(c.per_seed) == 1:  # one seed: the spread is undefined, not zero
+        return _num(c.value(o)) + " <small>(range n/a: one seed)</small>"
     return _num(c.value(o)) + (f" <small>({_num(sp[0])}–{_num(sp[1])})</small>" if sp else "")
 
 
@@ -78,16 +80,23 @@ def _baseline_rows(run: RunData, rc: Recheck) -> list[list[str]]:
 
 
 def _search_seed_verdict(run: RunData, name: str) -> str:
-    info = (run.summary.get("baselines") or {}).get(name) or {}
-    if "dominated" not in info:
+    said = search_seed_verdicts(run)
+    if name not in said:
         return "–"
-    return ("yes" if info["dominated"] else "no") + " <small>(search seeds only)</small>"
+    return ("yes" if said[name] else "no") + " <small>(search seeds only)</small>"
 
 
-def _verdict_line(rc: Recheck) -> str:
+def _verdict_line(run: RunData, rc: Recheck) -> str:
+    if not (run.frame["kind"] == "baseline").any():
+        return ""
     if not rc.judged:
-        return ("<p class='warn'>This run did not re-simulate its baselines on fresh seeds: the 'dominated' column "
-                "above is judged on the seeds the front was selected on, which flatters the front.</p>")
+        said = search_seed_verdicts(run)
+        dom = [n for n, d in said.items() if d]
+        which = (", ".join(f"<b>{esc(n)}</b>" for n in dom) if dom else "none") if said else "not recorded"
+        why = "has no re-check" if not rc.seeds else "did not re-simulate its baselines on fresh seeds"
+        return (f"<p class='warn'>Baselines dominated by a front point on the <b>search seeds</b>: {which}. This run "
+                f"{why}, so this verdict is judged on the seeds the front was selected on, which flatters the "
+                "front (set <code>recheck</code> in the study for a verdict on fresh seeds).</p>")
     seeds = ", ".join(str(s) for s in rc.seeds)
     dom = rc.dominated_baselines or []
     which = ", ".join(f"<b>{esc(n)}</b>" for n in dom) if dom else "none"
@@ -109,7 +118,7 @@ def _overfit_line(run: RunData, rc: Recheck) -> str:
 
 def overview_html(run: RunData, front: pd.DataFrame, picks: list[Pick], rc: Recheck) -> str:
     """The summary section (HTML fragment) for the top of report.html."""
-    seeds = ", ".join(str(s) for s in rc.seeds) or "none"
+    seeds = ", ".join(str(s) for s in rc.seeds) or "none (the run has no re-check)"
     head = ["eval", "pick"]
     for o in run.objectives:
         head += [f"{esc(metric_title(o))}<br>search", "re-check<br><small>mean (per-seed range)</small>"]
@@ -122,7 +131,7 @@ def overview_html(run: RunData, front: pd.DataFrame, picks: list[Pick], rc: Rech
         for o in run.objectives:
             head_b += [f"{esc(metric_title(o))}<br>search seeds", "re-check seeds"]
         parts += ["<h3>Baselines</h3>", _table([*head_b, "dominated"], base)]
-    parts.append(_verdict_line(rc))
+    parts.append(_verdict_line(run, rc))
     by_name = {p.name: p for p in picks}
     for name in ("balanced", "knee"):
         if name in by_name:

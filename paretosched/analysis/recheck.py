@@ -7,6 +7,10 @@ Older runs only have `{"seeds", "eval_ids": {front_id: recheck_id}}` and the re-
 log (kind "recheck", `recheck_of`); their baselines were not re-checked. Every key is optional:
 what is missing is empty (or None where "not recorded" differs from "none").
 
+A run without a re-check (`recheck: 0`), or whose baselines are not re-checked yet, has no
+verdict on fresh seeds (`dominated_baselines` None); `search_seed_verdicts` reads the one
+summary.json keeps on the search seeds, which readers must label as such.
+
 Verdicts (which baseline is dominated, which front point a baseline dominates, the overfit
 figure) are the search layer's: this module reads them and never recomputes them.
 """
@@ -34,9 +38,10 @@ class Checked:
         return v if isinstance(v, (int, float)) and math.isfinite(v) else None
 
     def spread(self, metric: str) -> tuple[float, float] | None:
-        """(lowest, highest) per-seed value, None without per-seed values."""
+        """(lowest, highest) per-seed value; None with fewer than two per-seed values, where the
+        spread is undefined (a one-seed re-check's "range" of zero would read as no noise)."""
         vals = [s[metric] for s in self.per_seed if isinstance(s.get(metric), (int, float))]
-        return (min(vals), max(vals)) if vals else None
+        return (min(vals), max(vals)) if len(vals) >= 2 else None
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,9 @@ class Recheck:
     seeds: list[int]
     front: dict[int, Checked]  # by the re-checked front point's eval id
     baselines: dict[str, Checked]
-    dominated_baselines: list[str] | None  # None: the run did not judge baselines on re-check seeds
+    # None: the run did not judge baselines on re-check seeds (no re-check, or none of its
+    # baselines re-checked yet): the only verdict then is summary.json's, on the search seeds
+    dominated_baselines: list[str] | None
     median_rel_change: dict[str, float]
 
     @property
@@ -117,5 +124,17 @@ def load_recheck(run: RunData) -> Recheck:
         if c is not None:
             baselines[str(name)] = c
     dom = block.get("dominated_baselines")
-    dominated = [str(n) for n in dom] if isinstance(dom, list) else None
+    # without re-check seeds or re-checked baselines the search writes an empty list: that is no
+    # verdict, not "no baseline dominated" (a run with `recheck: 0`, or one still running)
+    judged = isinstance(dom, list) and bool(seeds) and any(n in baselines for n in raw)
+    dominated = [str(n) for n in dom] if judged else None
     return Recheck(seeds, front, baselines, dominated, _numbers(block.get("median_rel_change")))
+
+
+def search_seed_verdicts(run: RunData) -> dict[str, bool]:
+    """summary.json's `baselines.NAME.dominated`: dominated by the front on the SEARCH seeds (the
+    seeds the front was selected on, which flatters it); only baselines the summary judges."""
+    said = run.summary.get("baselines")
+    said = said if isinstance(said, dict) else {}
+    return {str(n): e["dominated"] for n, e in said.items()
+            if isinstance(e, dict) and isinstance(e.get("dominated"), bool)}

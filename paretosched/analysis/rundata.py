@@ -117,11 +117,24 @@ def _genes(study: dict[str, Any]) -> dict[str, GeneInfo]:
     return out
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object file; None when missing (older or killed runs), a UserError when damaged.
+
+    The search writes these files atomically, so an unreadable one is damage, not a write in
+    progress: ignoring it would silently drop the re-check and the verdicts from the report."""
+    if not path.is_file():
         return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text (the file is damaged)") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg}; the file is damaged)") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{path}: expected a JSON object, got {type(value).__name__} (the file is damaged)")
+    return value
 
 
 def _tidy(rows: list[dict[str, Any]], genes: dict[str, GeneInfo], objectives: list[str]) -> pd.DataFrame:

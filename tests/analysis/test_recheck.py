@@ -193,4 +193,43 @@ def test_a_failed_recheck_seed_is_skipped(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path / "run", [Point((1.0, 2.0))], summary_extra={"recheck": block})
     c = load_recheck(load_run(run_dir)).front[0]
     assert c.per_seed == [{"energy_kwh": 2.0, "mean_bsld": 3.0}]
-    assert c.spread("energy_kwh") == (2.0, 2.0)
+    assert c.spread("energy_kwh") is None  # one seed left: the spread is undefined, not zero
+
+
+def test_report_without_a_recheck_shows_the_search_seed_verdict_labelled(tmp_path: Path) -> None:
+    # `recheck: 0`: the search writes an empty block whose empty verdict is no verdict at all
+    pts = [Point((1.0, 5.0)), Point((2.0, 3.0)), Point((3.0, 4.0), kind="baseline", name="fcfs")]
+    extra = {"baselines": {"fcfs": {"dominated": True}},
+             "recheck": {"seeds": [], "front": [], "baselines": {"fcfs": {"objectives": {}}},
+                         "dominated_baselines": []}}
+    run_dir = write_run(tmp_path / "run", pts, summary_extra=extra)
+    assert not load_recheck(load_run(run_dir)).judged
+    page = (analyse(str(run_dir)) / "report.html").read_text()
+    summary = page[page.index("<h2>Summary</h2>"):page.index("<h2>Notes</h2>")]
+    assert "on the re-check seeds" not in summary
+    verdict = "Baselines dominated by a front point on the <b>search seeds</b>: <b>fcfs</b>. This run has no re-check"
+    assert verdict in summary and "yes <small>(search seeds only)</small>" in summary
+    assert "Re-check seeds: none (the run has no re-check)" in summary
+
+
+def test_a_one_seed_recheck_has_no_spread_anywhere(tmp_path: Path) -> None:
+    block = recheck_block({0: (3.5, 6.0), 1: (2.1, 3.5)}, {"fcfs": (3.1, 4.2)}, dominated=[])
+    for entry in [*block["front"], *block["baselines"].values()]:
+        entry["per_seed"] = entry["per_seed"][:1]
+    block["seeds"] = [101]
+    pts = [Point((1.0, 5.0)), Point((2.0, 3.0)), Point((3.0, 4.0), kind="baseline", name="fcfs")]
+    run_dir = write_run(tmp_path / "run", pts, summary_extra={"recheck": block})
+    run = load_run(run_dir)
+    rc = load_recheck(run)
+    assert rc.front[0].spread("energy_kwh") is None and rc.front[0].value("energy_kwh") == 3.5
+    summary = (analyse(str(run_dir)) / "report.html").read_text()
+    summary = summary[summary.index("<h2>Summary</h2>"):summary.index("<h2>Notes</h2>")]
+    assert "3.5 <small>(range n/a: one seed)</small>" in summary and "3.5–3.5" not in summary
+    data = explorer_data(run)
+    point = next(p for p in data["points"] if p["id"] == 0)
+    assert point["rc"]["n"] == 1 and point["rc"]["lo"]["energy_kwh"] is None
+    assert "(101), no bars (one seed: its per-seed range is undefined)" in data["caption"]
+    fig = figures.progress(run.search_ok(), front_of(run), run.frame[run.frame["kind"] == "baseline"],
+                           "energy_kwh", "mean_bsld", rc)
+    checked = next(t for t in fig.data if t.name and t.name.startswith("re-check ("))
+    assert checked.name == "re-check (one fresh seed: spread n/a)" and checked.error_x.array is None
