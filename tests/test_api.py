@@ -138,7 +138,7 @@ def test_baselines_recheck_and_picks(run: ps.Run) -> None:
     # the verdict is the re-check's (issue 13); the search seeds' is kept beside it, named so
     assert bool(b["dominated"].iloc[0]) == ("fcfs" in summary["recheck"]["dominated_baselines"])
     assert b["judged_on"].tolist() == ["recheck seeds"]
-    assert bool(b["dominated_on_search_seeds"].iloc[0]) == summary["baselines"]["fcfs"]["dominated"]
+    assert bool(b["dominated_on_search_seeds"].iloc[0]) == summary["baselines"]["fcfs"]["dominated_on_search_seeds"]
     rc = run.recheck
     assert rc.seeds == summary["recheck"]["seeds"] and len(rc.seeds) == 1
     assert rc.dominated_baselines == summary["recheck"]["dominated_baselines"]

@@ -132,9 +132,14 @@ def load_recheck(run: RunData) -> Recheck:
 
 
 def search_seed_verdicts(run: RunData) -> dict[str, bool]:
-    """summary.json's `baselines.NAME.dominated`: dominated by the front on the SEARCH seeds (the
-    seeds the front was selected on, which flatters it); only baselines the summary judges."""
+    """summary.json's `baselines.NAME.dominated_on_search_seeds` (`dominated` in runs written before
+    the name said so): dominated by the front on the SEARCH seeds (the seeds the front was selected
+    on, which flatters it); only baselines the summary judges."""
     said = run.summary.get("baselines")
     said = said if isinstance(said, dict) else {}
-    return {str(n): e["dominated"] for n, e in said.items()
-            if isinstance(e, dict) and isinstance(e.get("dominated"), bool)}
+    out = {}
+    for n, e in said.items():
+        v = e.get("dominated_on_search_seeds", e.get("dominated")) if isinstance(e, dict) else None
+        if isinstance(v, bool):
+            out[str(n)] = v
+    return out
