@@ -31,6 +31,7 @@ class PowerSaver:
         self.on = spec.suspend_time_s is not None
         self.suspend_timeout = spec.suspend_timeout_s
         self.resume_timeout = spec.resume_timeout_s
+        self.resume_timeout_default = type(spec).model_fields["resume_timeout_s"].default
         self.suspend_rate = spec.suspend_rate
         self.resume_rate = spec.resume_rate
         self.excluded = set(preference[:spec.suspend_exc_nodes])
@@ -93,5 +94,6 @@ class PowerSaver:
                 name = self.names[node.idx] if self.names else f"node {node.idx}"
                 raise ResumeTimeoutError(
                     f"{name} boots in {node.boot_s:g} s, longer than ResumeTimeout={self.resume_timeout:g} s "
-                    "(Slurm would set it DOWN and requeue the job)")
+                    f"(scheduler.resume_timeout_s, default {self.resume_timeout_default:g}; "
+                    "Slurm would set it DOWN and requeue the job)")
             self.resumes.append(self.twin.now)
