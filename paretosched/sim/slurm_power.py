@@ -41,9 +41,7 @@ class PowerSaver:
         self.down_until: dict[int, float] = {}
         self.suspend_times: list[tuple[float, int]] = []  # (time, node) of every suspension
         if self.on:
-            # the twin's idle timeout, with Slurm's rules in front (an instance attribute shadows the method)
-            self._switch_off = twin._idle_timeout
-            twin._idle_timeout = self._idle_timeout
+            twin.idle_hook = self._idle_timeout  # Slurm's rules in front of the twin's switch-off
 
     @staticmethod
     def _recent(q: deque[float], now: float) -> int:
@@ -61,7 +59,7 @@ class PowerSaver:
             ev = twin.env.timeout(self.suspends[0] + 60.0 - now)
             ev.callbacks.append(lambda _ev: self._idle_timeout(node, version))
             return
-        self._switch_off(node, version)
+        twin.switch_off_idle(node, version)
         if node.power_state == NodeState.ON:  # kept on by the twin (min_nodes_on)
             return
         self.suspends.append(now)

@@ -160,3 +160,13 @@ def test_simulate_reports_a_missed_resume_timeout_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == ("paretosched: error: n1 boots in 100 s, longer than ResumeTimeout=60 s "
                    "(scheduler.resume_timeout_s, default 60; Slurm would set it DOWN and requeue the job)")
+
+
+def test_power_saving_uses_the_twins_idle_hook_and_patches_no_method():
+    jobs = [_j(1, 0, 1, 100)]
+    _, sched, twin = _run(_platform(2), jobs, suspend_time_s=50)
+    shadowed = [k for k in vars(twin) if callable(getattr(type(twin), k, None))]
+    assert shadowed == []  # no instance attribute hides a method of Twin
+    assert twin.idle_hook == sched.power._idle_timeout and sched.power.suspend_times == [(50, 1)]
+    _, sched, twin = _run(_platform(2), jobs)  # no power saving: the twin switches nodes off itself
+    assert twin.idle_hook is None
