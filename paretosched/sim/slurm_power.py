@@ -31,6 +31,7 @@ class PowerSaver:
         self.on = spec.suspend_time_s is not None
         self.suspend_timeout = spec.suspend_timeout_s
         self.resume_timeout = spec.resume_timeout_s
+        self.resume_timeout_default = type(spec).model_fields["resume_timeout_s"].default
         self.suspend_rate = spec.suspend_rate
         self.resume_rate = spec.resume_rate
         self.excluded = set(preference[:spec.suspend_exc_nodes])
@@ -40,9 +41,7 @@ class PowerSaver:
         self.down_until: dict[int, float] = {}
         self.suspend_times: list[tuple[float, int]] = []  # (time, node) of every suspension
         if self.on:
-            # the twin's idle timeout, with Slurm's rules in front (an instance attribute shadows the method)
-            self._switch_off = twin._idle_timeout
-            twin._idle_timeout = self._idle_timeout
+            twin.idle_hook = self._idle_timeout  # Slurm's rules in front of the twin's switch-off
 
     @staticmethod
     def _recent(q: deque[float], now: float) -> int:
@@ -60,7 +59,7 @@ class PowerSaver:
             ev = twin.env.timeout(self.suspends[0] + 60.0 - now)
             ev.callbacks.append(lambda _ev: self._idle_timeout(node, version))
             return
-        self._switch_off(node, version)
+        twin.switch_off_idle(node, version)
         if node.power_state == NodeState.ON:  # kept on by the twin (min_nodes_on)
             return
         self.suspends.append(now)
@@ -93,5 +92,6 @@ class PowerSaver:
                 name = self.names[node.idx] if self.names else f"node {node.idx}"
                 raise ResumeTimeoutError(
                     f"{name} boots in {node.boot_s:g} s, longer than ResumeTimeout={self.resume_timeout:g} s "
-                    "(Slurm would set it DOWN and requeue the job)")
+                    f"(scheduler.resume_timeout_s, default {self.resume_timeout_default:g}; "
+                    "Slurm would set it DOWN and requeue the job)")
             self.resumes.append(self.twin.now)

@@ -336,13 +336,18 @@ class Twin:
             self.request_decision()
 
     # -- node power states -----------------------------------------------------------------
+    # when set, a node's idle timer calls idle_hook(node, version) instead of switch_off_idle: a layer
+    # with its own power rules (slurm_power: rates, excluded nodes) decides, then calls switch_off_idle
+    idle_hook: Callable[[NodeState, int], None] | None = None
+
     def _arm_idle(self, node: NodeState) -> None:
         node.idle_version += 1
         version = node.idle_version
         ev = self.env.timeout(self.off_after)
-        ev.callbacks.append(lambda _ev: self._idle_timeout(node, version))
+        ev.callbacks.append(lambda _ev: (self.idle_hook or self.switch_off_idle)(node, version))
 
-    def _idle_timeout(self, node: NodeState, version: int) -> None:
+    def switch_off_idle(self, node: NodeState, version: int) -> None:
+        """Switch an idle node off when its idle timer `version` is still current (and the floor allows)."""
         if version != node.idle_version or node.busy or node.power_state != ON:
             return
         if self.nodes_on <= self.min_nodes_on:

@@ -104,7 +104,8 @@ def test_node_boots_within_resume_timeout_and_misses_are_failures():
     jobs = [_j(1, 0, 1, 10), _j(2, 200, 1, 10)]
     got, _, twin = _run(_platform(1, boot_s=100), jobs, suspend_time_s=50, resume_timeout_s=100)
     assert got[2].start == 300 and twin.boots == 1  # off at 60, resumed at 200, up after its 100 s boot
-    with pytest.raises(ResumeTimeoutError, match=r"n1 boots in 100 s, longer than ResumeTimeout=99 s"):
+    with pytest.raises(ResumeTimeoutError, match=r"n1 boots in 100 s, longer than ResumeTimeout=99 s "
+                       r"\(scheduler.resume_timeout_s, default 60; Slurm would"):
         _run(_platform(1, boot_s=100), jobs, suspend_time_s=50, resume_timeout_s=99)
 
 
@@ -158,4 +159,14 @@ def test_simulate_reports_a_missed_resume_timeout_in_one_line(tmp_path, capsys):
     assert main(["simulate", str(cfg)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == ("paretosched: error: n1 boots in 100 s, longer than ResumeTimeout=60 s "
-                   "(Slurm would set it DOWN and requeue the job)")
+                   "(scheduler.resume_timeout_s, default 60; Slurm would set it DOWN and requeue the job)")
+
+
+def test_power_saving_uses_the_twins_idle_hook_and_patches_no_method():
+    jobs = [_j(1, 0, 1, 100)]
+    _, sched, twin = _run(_platform(2), jobs, suspend_time_s=50)
+    shadowed = [k for k in vars(twin) if callable(getattr(type(twin), k, None))]
+    assert shadowed == []  # no instance attribute hides a method of Twin
+    assert twin.idle_hook == sched.power._idle_timeout and sched.power.suspend_times == [(50, 1)]
+    _, sched, twin = _run(_platform(2), jobs)  # no power saving: the twin switches nodes off itself
+    assert twin.idle_hook is None

@@ -68,6 +68,7 @@ class SlurmConf:
     params: dict[str, tuple[str, str]] = field(default_factory=dict)  # lower key -> (value, file:line)
     weight_updates: list[NodeLine] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # the files read, for errors about all of them
 
     def param(self, key: str) -> str | None:
         hit = self.params.get(key.lower())
@@ -78,10 +79,10 @@ class SlurmConf:
         return hit[1] if hit else key
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
+def _logical_lines(text: str, source: str) -> list[tuple[int, str]]:
     """(first physical line number, text) with comments removed and continuations joined."""
     out: list[tuple[int, str]] = []
-    buf, start = "", 0
+    buf, start, no = "", 0, 0
     for no, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].rstrip()
         if not buf:
@@ -93,8 +94,9 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
         if buf.strip():
             out.append((start, buf.strip()))
         buf = ""
-    if buf.strip():
-        out.append((start, buf.strip()))
+    if buf:
+        # Slurm would join the line with nothing: a truncated file, most likely
+        raise UserError(f"{source}:{no}: line ends in '\\' but the file ends (continuation of nothing)")
     return out
 
 
@@ -122,8 +124,9 @@ def read_slurm_conf(paths: list[str | Path]) -> SlurmConf:
             text = p.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise UserError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        conf.sources.append(str(p))
         defaults: dict[str, str] = {}
-        for no, line in _logical_lines(text):
+        for no, line in _logical_lines(text, str(p)):
             where = f"{p}:{no}"
             if line.split(None, 1)[0].lower() == "include":
                 conf.notes.append(f"{where}: Include not followed ({line.split(None, 1)[1] if ' ' in line else ''}); "

@@ -102,8 +102,7 @@ def platform_from_conf(conf: SlurmConf, cmap: CpuMap, name: str) -> tuple[dict[s
         for node in line.names:
             report.weights[node] = int(weight if weight is not None else 1)
     if not clusters:
-        raise UserError(f"{conf.nodes[0].source if conf.nodes else 'slurm.conf'}: no NodeName line with a node "
-                        "in service")
+        raise UserError(f"{', '.join(conf.sources) or 'slurm.conf'}: no NodeName line with a node in service")
     data: dict[str, Any] = {"name": name, "processor_types": ptypes, "node_types": ntypes, "clusters": clusters}
     if cmap.power:
         data["power"] = cmap.power

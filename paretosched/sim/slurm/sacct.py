@@ -9,6 +9,9 @@ Timelimit, ReqMem, NNodes, User, Group, Partition. What each record becomes:
 - an array task (`123_4`) is a job; a pending array (`123_[1-5]`) is skipped with the pending jobs;
 - the components of a heterogeneous job (`123+0`, `123+1`) become one job: cores added, memory per
   core the largest, submit and start the earliest, end the latest (the twin cannot co-schedule parts);
+- the same id twice (`sacct -D` lists every run of a requeued job): the last record that ran is the
+  job, the earlier ones are skipped and counted under their own reason;
+- NCPUS 0: skipped; a negative NCPUS or NNodes is a malformed record (file:line error);
 - Start or End `Unknown`/`None` (pending, running): skipped; a cancelled job that never ran
   (no start, or start = end and CANCELLED): skipped;
 - State -> SWF status (field 11): COMPLETED 1; FAILED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, DEADLINE,
@@ -21,7 +24,8 @@ Timelimit, ReqMem, NNodes, User, Group, Partition. What each record becomes:
   since 21.08 prints no n/c) and counted in the notes; `0` or empty -> -1;
 - User and Group names -> SWF ids 1, 2, ... in order of first appearance (kept for fair-share).
 
-Jobs are numbered 1..N in submit order; times are seconds from the earliest submit.
+Jobs are numbered 1..N in submit order; times are seconds from the earliest submit. A dump that
+yields no job is an error naming the file and the skip reasons (never an empty SWF).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ _ALIASES = {"id": ("jobid", "jobidraw"), "submit": ("submit",), "start": ("start
             "reqmem": ("reqmem",), "nnodes": ("nnodes", "allocnodes"), "user": ("user",), "group": ("group",),
             "partition": ("partition",)}
 _REQUIRED = ("id", "submit", "start", "end", "ncpus", "state")
+DUPLICATE = "earlier run of a requeued job (same job id again; the last record kept)"
 
 
 @dataclass
@@ -114,12 +119,16 @@ def parse_timelimit(text: str) -> float | None:
     t = text.strip()
     if t.upper() in ("UNLIMITED", "PARTITION_LIMIT", "INFINITE", "NONE", ""):
         return None
-    days = 0
-    if "-" in t:
+    days, has_days = 0, "-" in t
+    if has_days:
         d, t = t.split("-", 1)
         days = int(d)
         parts = [int(x) for x in t.split(":")]  # D-HH, D-HH:MM, D-HH:MM:SS
+        if len(parts) > 3:
+            raise ValueError(text)
         h, m, s = (parts + [0, 0])[:3]
+        if not 0 <= h <= 23:
+            raise ValueError(f"hours {h} not in 0-23 after a day part")
     else:
         parts = [int(x) for x in t.split(":")]  # MM, MM:SS, HH:MM:SS
         if len(parts) == 1:
@@ -132,6 +141,9 @@ def parse_timelimit(text: str) -> float | None:
             raise ValueError(text)
     if min(days, h, m, s) < 0:
         raise ValueError(text)
+    # the leading field may be any size (300 minutes, 100:00:00); a field after a ':' is 0-59
+    if s > 59 or (m > 59 and (has_days or len(parts) == 3)):
+        raise ValueError(f"minutes and seconds must be 0-59, got {m}:{s:02d}")
     return float(((days * 24 + h) * 60 + m) * 60 + s)
 
 
@@ -169,7 +181,7 @@ def read_sacct(path: str | Path) -> Conversion:
     if not p.is_file():
         raise UserError(f"{p}: sacct dump not found")
     rep = SacctReport()
-    recs: dict[str, list[_Rec]] = {}
+    recs: dict[str, dict[str, _Rec]] = {}
     with _open(p) as fh:
         header: list[str] | None = None
         col: dict[str, int] = {}
@@ -194,11 +206,14 @@ def read_sacct(path: str | Path) -> Conversion:
             _record(fields, col, p, no, rep, recs)
     if header is None:
         raise UserError(f"{p}: empty sacct dump")
+    if not recs:
+        why = "; ".join(f"{n} {reason}" for reason, n in rep.skipped.items()) or "no records"
+        raise UserError(f"{p}: no job to import from {rep.records} record(s) (skipped: {why})")
     return _to_swf(str(p), recs, rep)
 
 
 def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: SacctReport,
-            recs: dict[str, list[_Rec]]) -> None:
+            recs: dict[str, dict[str, _Rec]]) -> None:
     def get(key: str, default: str = "") -> str:
         return fields[col[key]].strip() if key in col else default
 
@@ -233,14 +248,17 @@ def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: Sacct
         nodes = int(get("nnodes", "1") or "1")
     except ValueError:
         raise UserError(f"{p}:{no}: NCPUS/NNodes must be integers, got {get('ncpus')!r}/{get('nnodes')!r}") from None
-    if cores < 1:
+    if cores < 0 or nodes < 0:
+        raise UserError(f"{p}:{no}: NCPUS/NNodes must not be negative, got {cores}/{nodes}")
+    if cores == 0:
         return rep.skip("no cores (NCPUS 0)")
     if "nnodes" not in col:
         rep.count("records without NNodes read as one node")
     try:
         req = parse_timelimit(get("timelimit")) if "timelimit" in col else None
     except ValueError:
-        raise UserError(f"{p}:{no}: Timelimit {get('timelimit')!r} is not [D-]HH:MM:SS, MM:SS, UNLIMITED") from None
+        raise UserError(f"{p}:{no}: Timelimit {get('timelimit')!r} is not [D-]HH:MM:SS, MM:SS, UNLIMITED "
+                        "(HH 0-23 after a day part, MM and SS 0-59)") from None
     if req is None:
         rep.count("jobs without a time limit (request = run time)")
     try:
@@ -249,16 +267,24 @@ def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: Sacct
         raise UserError(f"{p}:{no}: ReqMem {get('reqmem')!r} is not a size (4000M, 4G, 16000Mn, 2000Mc)") from None
     if guessed:
         rep.count("ReqMem values without n/c read as per node")
-    key = m.group(1) + (f"_{m.group(2)}" if m.group(2) else "") if m.group(3) is not None else jid
-    if m.group(3) is not None:
-        rep.count("heterogeneous-job components merged")
-    recs.setdefault(key, []).append(_Rec(no, submit, start, end, cores, mem, req if req is not None else -1.0,
-                                         STATUS[state], get("user"), get("group"), get("partition")))
+    # a heterogeneous job's components (123+0, 123+1) share the job; the same id twice (sacct -D lists
+    # each run of a requeued job) is one job run again: the last record is the run that counts
+    het = m.group(3) is not None
+    key = m.group(1) + (f"_{m.group(2)}" if m.group(2) else "") + ("+" if het else "")
+    parts = recs.setdefault(key, {})
+    comp = m.group(3) or ""
+    if comp in parts:
+        rep.skip(DUPLICATE)
+    parts[comp] = _Rec(no, submit, start, end, cores, mem, req if req is not None else -1.0,
+                       STATUS[state], get("user"), get("group"), get("partition"))
 
 
-def _to_swf(source: str, recs: dict[str, list[_Rec]], rep: SacctReport) -> Conversion:
+def _to_swf(source: str, recs: dict[str, dict[str, _Rec]], rep: SacctReport) -> Conversion:
     merged: list[_Rec] = []
-    for parts in recs.values():
+    for by_comp in recs.values():
+        parts = list(by_comp.values())
+        if len(parts) > 1:
+            rep.count("heterogeneous-job components merged", len(parts))
         if len(parts) == 1:
             merged.append(parts[0])
             continue

@@ -83,7 +83,7 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
     exc = conf.param("suspendexcnodes")
     if exc:
         out["suspend_exc_nodes"] = _exc_count(conf, exc, plat, order, names)
-    where = conf.nodes[0].source if conf.nodes else "slurm.conf"
+    where = ", ".join(conf.sources) or "slurm.conf"
     return validate(SlurmScheduler, out, f"{where} (Slurm parameters)").model_dump(mode="json")
 
 
