@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from snapshot import shared_workloads  # benchmarks/ is on the path when run as a script
 
 MODES = ("none", "easy", "conservative")
 
@@ -46,14 +47,6 @@ def lublin_swf(path: Path, n_jobs: int, procs: int, seed: int) -> None:
         for i in range(n_jobs):
             fh.write(f"{i + 1} {int(submit[i])} -1 {int(run[i])} {size[i]} -1 -1 {size[i]} {int(req[i])} "
                      "-1 1 1 1 -1 1 -1 -1 -1\n")
-
-
-def shared_workloads() -> Path:
-    here = Path(__file__).resolve()
-    for up in here.parents[1:4]:
-        if (up / "shared" / "workloads").is_dir():
-            return up / "shared" / "workloads"
-    return here.parents[2] / "shared" / "workloads"
 
 
 def windows(tmp: Path, seed: int) -> dict[str, tuple[str, str, int, bool]]:
