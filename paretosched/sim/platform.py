@@ -227,6 +227,10 @@ def build_platform(spec: PlatformSpec) -> Platform:
                 boot_j = nt.boot_j if nt.boot_j is not None else (
                     spec.power.boot_j if spec.power.boot_j is not None else boot_s * full_w)
                 off_w = nt.off_w if nt.off_w is not None else spec.power.off_w
+                if off_w > full_w:  # switching off would cost more than running flat out
+                    key = f"node_types.{nname}.off_w" if nt.off_w is not None else "power.off_w"
+                    raise UserError(f"platform {spec.name}: {key}: {off_w:g} W for a node that is off, more than "
+                                    f"the {full_w:g} W it draws fully busy")
                 mem = nt.memory_gb * 1024.0 if nt.memory_gb is not None else math.inf
                 nodes.append(NodeLayout(cl.name, nname, mem, boot_s, boot_j, off_w, tuple(pids)))
     if core == 0:

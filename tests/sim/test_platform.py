@@ -39,3 +39,15 @@ def test_platform_file_errors(tmp_path):
         load_platform(str(bad))
     with pytest.raises(UserError, match="unknown platform 'nope'"):
         load_platform("nope")
+
+
+def test_an_off_node_drawing_more_than_a_busy_one_is_refused():
+    # a reviewer's platform with off_w 500 W on 80 W nodes ran and reported energies
+    from paretosched.sim.platform import build_platform, load_platform_spec
+
+    spec = {"name": "p", "processor_types": {"x": {"cores": 2, "clock_ghz": 1.0, "flops_per_cycle": 4, "power_w": 80}},
+            "node_types": {"n": {"processors": {"x": 1}, "off_w": 500}}, "clusters": [{"name": "c", "nodes": {"n": 2}}]}
+    with pytest.raises(UserError, match=r"node_types\.n\.off_w: 500 W .* more than the 80 W"):
+        build_platform(load_platform_spec(spec))
+    spec["node_types"]["n"]["off_w"] = 8
+    assert build_platform(load_platform_spec(spec)).n_cores == 4

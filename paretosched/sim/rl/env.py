@@ -141,7 +141,8 @@ class Observer:
         return buf
 
     def _refresh_all(self) -> None:
-        mem = np.array([n.mem_free for n in self.nodes]) * self.inv_mem
+        with np.errstate(invalid="ignore"):  # inf x 0 on nodes without a memory limit, masked just below
+            mem = np.array([n.mem_free for n in self.nodes]) * self.inv_mem
         self.mem_frac[:] = np.where(self.finite_mem, np.clip(mem, 0.0, 1.0), 1.0)
         bw = (self.bw_cap - np.array([p.bw_used for p in self.procs])) * self.inv_bw
         self.bw_frac[:] = np.where(self.bw_cap > 0, np.clip(bw, 0.0, 1.0), 1.0)
