@@ -150,6 +150,10 @@ def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] |
     if flagged:
         lines.append(f"warning: front points {', '.join(flagged)} are dominated by a baseline on the "
                      f"{rc.get('verdicts_on', 're-check seeds')}")
+    if summary.get("hv") == 0 and summary.get("front"):
+        ref = summary.get("reference_point") or {}
+        lines.append(f"warning: hypervolume 0: no front point is better than the reference point {ref} in every "
+                     f"objective (a study's reference_point set below the front?)")
     ov = overfit_line(rc)
     if ov:
         lines.append(f"overfit (median |re-check - search| / search over the front): {ov}")

@@ -144,3 +144,14 @@ def test_a_one_seed_recheck_has_no_spread(tmp_path: Path) -> None:
     from paretosched.search.verdict import summary_table
 
     assert "+-" not in summary_table(summary(run), str(run))
+
+
+def test_a_reference_point_below_the_front_is_warned_about(tmp_path: Path) -> None:
+    # a reference point no point improves on gave "HV 0" and nothing else
+    study = write_study(tmp_path, **dict(STUDY, recheck=0, reference_point={"energy_kwh": 0.001, "mean_bsld": 0.001}))
+    run = run_quiet(study, tmp_path / "run")
+    s = summary(run)
+    assert s["hv"] == 0
+    from paretosched.search.verdict import summary_table
+
+    assert "warning: hypervolume 0: no front point is better than the reference point" in summary_table(s, str(run))
