@@ -74,6 +74,9 @@ def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.n
         p["dominated_by_baseline"] = [n for n, b in base.items() if p[key] and b[key]
                                       and _dominates(b[key], p[key], names, signs)]
         out_front.append(p)
+    for p in out_front:  # the front may not stay one on fresh seeds: which points fall behind another
+        p["dominated_by_front"] = [q["eval_id"] for q in out_front if seeds and q is not p and p["objectives"]
+                                   and q["objectives"] and _dominates(q["objectives"], p["objectives"], names, signs)]
     for name, b in base.items():
         b["dominated_by"] = [p["eval_id"] for p in out_front if p[key] and b[key]
                              and _dominates(p[key], b[key], names, signs)]
@@ -150,6 +153,10 @@ def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] |
     if flagged:
         lines.append(f"warning: front points {', '.join(flagged)} are dominated by a baseline on the "
                      f"{rc.get('verdicts_on', 're-check seeds')}")
+    behind = [f"{p['eval_id']} (by {', '.join(map(str, p['dominated_by_front']))})" for p in rc.get("front") or []
+              if p.get("dominated_by_front")]
+    if behind:
+        lines.append(f"on the re-check seeds, front points fall behind other front points: {'; '.join(behind)}")
     if summary.get("hv") == 0 and summary.get("front"):
         ref = summary.get("reference_point") or {}
         lines.append(f"warning: hypervolume 0: no front point is better than the reference point {ref} in every "

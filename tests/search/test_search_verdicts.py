@@ -155,3 +155,20 @@ def test_a_reference_point_below_the_front_is_warned_about(tmp_path: Path) -> No
     from paretosched.search.verdict import summary_table
 
     assert "warning: hypervolume 0: no front point is better than the reference point" in summary_table(s, str(run))
+
+
+def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) -> None:
+    run = run_quiet(write_study(tmp_path, **STUDY), tmp_path / "run")
+    s = summary(run)
+    rc = s["recheck"]
+    for p in rc["front"]:  # recomputed from the re-check means alone
+        assert p["dominated_by_front"] == [q["eval_id"] for q in rc["front"]
+                                           if q is not p and _dominates(q["objectives"], p["objectives"])]
+    from paretosched.search.verdict import summary_table
+
+    behind = [p for p in rc["front"] if p["dominated_by_front"]]
+    assert behind  # this study has one: the check below is exercised
+    table = summary_table(s, str(run))
+    assert ("fall behind other front points" in table) == bool(behind)
+    for p in behind:
+        assert f"{p['eval_id']} (by {', '.join(map(str, p['dominated_by_front']))})" in table
