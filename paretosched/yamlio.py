@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from types import UnionType
@@ -175,7 +176,7 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
     inp = first.get("input")
     shown = "" if first["type"] in ("missing", "extra_forbidden") or isinstance(inp, (dict, list)) else f" (got {inp!r})"
     if first["type"] == "extra_forbidden":
-        msg = "unknown key"
+        msg = "unknown key" + _did_you_mean(path[-1] if path else None, model)
     elif first["type"] == "missing":
         msg = "required key is missing"
     elif first["type"] == "model_type":  # "Input should be a valid dictionary or instance of <Class>"
@@ -189,10 +190,42 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
         if not loc:  # a whole-model check names its keys itself
             return f"{source}: {msg}"
     more = len(err.errors()) - 1
-    tail = f" [+{more} more]" if more > 0 else ""
+    tail = ""
+    if more > 0:  # name the next problem too: "[+1 more]" alone sent users round the loop again
+        nxt = err.errors()[1]
+        nxt_path = _user_loc(nxt["loc"], model)[0]
+        where = ".".join(str(part) for part in nxt_path) or "<root>"
+        what = ("unknown key" + _did_you_mean(nxt_path[-1] if nxt_path else None, model)
+                if nxt["type"] == "extra_forbidden" else str(nxt["msg"]).removeprefix("Value error, "))
+        tail = f" [+{more} more, next: {where}: {what}]"
     if not loc and first["type"] == "model_type":
         return f"{source}: {msg}{shown}{tail}"
     return f"{source}: {loc or '<root>'}: {msg}{shown}{tail}"
+
+
+def _did_you_mean(key: Any, model: type[BaseModel] | None) -> str:
+    """' (did you mean 'job_policy'?)' for a misspelt key: the closest key any section of `model` has."""
+    if not isinstance(key, str) or model is None:
+        return ""
+    close = difflib.get_close_matches(key, sorted(_known_keys(model)), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _known_keys(model: Any, seen: set[Any] | None = None) -> set[str]:
+    """Every key of `model` and of the models its fields hold (unions and containers followed)."""
+    seen = set() if seen is None else seen
+    if model in seen:
+        return set()
+    seen.add(model)
+    keys: set[str] = set()
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        for name, f in model.model_fields.items():
+            keys.add(f.alias or name)
+            keys |= _known_keys(f.annotation, seen)
+    else:
+        for arg in get_args(model):
+            keys |= _known_keys(arg, seen)
+    return keys
 
 
 def _kind(value: Any) -> str:

@@ -103,3 +103,19 @@ def test_union_member_labels_are_dropped_but_user_keys_named_like_them_stay() ->
         validate(M, {"platform": "x", "table": {"none": 5}}, "m.yaml")
     with pytest.raises(UserError, match=r"^m.yaml: table.str.k: Input should be a valid integer"):
         validate(M, {"platform": "x", "table": {"str": {"k": "a"}}}, "m.yaml")
+
+
+def test_a_misspelt_key_gets_a_suggestion_and_the_next_error_is_named(tmp_path, capsys):
+    # "unknown key [+1 more]" named neither the key meant nor the second problem
+    from paretosched.cli import main
+
+    cfg = tmp_path / "typo.yaml"
+    cfg.write_text('platform: gaia-mini\nworkload: {path: "builtin:hpc2n-3k.swf.gz", n_jobs: 50}\n'
+                   "scheduler: {job_polcy: first, backfiling: easy}\n")
+    assert main(["simulate", str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("typo.yaml: scheduler.job_polcy: unknown key (did you mean 'job_policy'?) "
+                        "[+1 more, next: scheduler.backfiling: unknown key (did you mean 'backfilling'?)]")
+    cfg.write_text('platform: gaia-mini\nworkload: {path: "builtin:hpc2n-3k.swf.gz", n_jobs: 50}\nzzz: 1\n')
+    assert main(["simulate", str(cfg)]) == 2
+    assert capsys.readouterr().err.strip().endswith("typo.yaml: zzz: unknown key")  # nothing close: no guess
