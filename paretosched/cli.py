@@ -140,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("run", help="run directory")
     ex.add_argument("--pick", default="balanced",
                     help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID | baseline:NAME")
-    ex.add_argument("-o", "--output", default="best.yaml", help="config file to write")
+    ex.add_argument("-o", "--output", default="best.yaml",
+                    help="config file to write (default: best.yaml in the current folder; an existing file is "
+                         "replaced, and the command says so)")
     ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
                     help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
 
@@ -254,9 +256,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         from paretosched.analysis.export import export_pick
 
         require_writable(args.output, "--output", folder=None)  # a folder gets a named file
+        existed = Path(args.output).is_file()
         with output_errors("--output"):
             path = export_pick(args.run, args.pick, args.output, fmt=args.format)
-        print(f"config: {path}")
+        print(f"config: {path}" + (" (replaced the file that was there)" if existed else ""))
         return 0
     if cmd == "runs":
         from paretosched.commands.runs import run_runs

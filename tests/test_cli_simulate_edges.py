@@ -28,3 +28,17 @@ def test_timeline_without_an_output_is_an_error(tmp_path, monkeypatch):
     rc, _, err = run_cli(["simulate", CONFIG, "--timeline", "--n-jobs", "20"])
     assert_user_error(rc, err, "--timeline", "--out")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_says_when_it_replaces_a_file(tmp_path, monkeypatch):
+    # export -o (default best.yaml) replaced an existing file without a word
+    from paretosched.search.analytic import study_dict
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study_dict(budget={"generations": 1}, algorithm={"pop_size": 4})))
+    assert run_cli(["optimise", "s.yaml", "--out", "run", "--quiet"])[0] == 0
+    rc, out, err = run_cli(["export", "run"])
+    assert rc == 0 and out.strip() == "config: best.yaml" and (tmp_path / "best.yaml").is_file()
+    rc, out, err = run_cli(["export", "run", "--pick", "knee"])
+    assert rc == 0 and out.strip() == "config: best.yaml (replaced the file that was there)"
