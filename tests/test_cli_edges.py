@@ -1,4 +1,4 @@
-"""`simulate`'s command-line overrides: a bundled trace by name, and a timeline that has somewhere to go."""
+"""Command-line edges a newcomer hit: a bundled trace by name, a timeline with nowhere to go, a replaced export."""
 
 from __future__ import annotations
 
