@@ -19,26 +19,32 @@ from paretosched.errors import UserError
 
 # Beyond this many core-bars the Gantt would be too heavy for a browser: it shows the first jobs.
 MAX_GANTT_BARS = 20_000
+H = 3600.0  # time axes in hours: a week-long window in seconds reads 0-600k
+TIME_TITLE = "time (h)"
+# jobs coloured by job (cycled), not by core: neighbouring jobs must be told apart
+_JOB_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd")
 _STATE_COLOURS = {"p0": "#2ca02c", "p1": "#d62728", "p2": "#ff7f0e", "p3": "#9edae5",
                   "off": "#c7c7c7", "booting": "#9467bd"}
 
 
 def gantt(platform: Any, jobs: list[dict[str, Any]]) -> tuple[go.Figure, str]:
     """Jobs as bars on the cores they held; bands mark processor types."""
-    xs, bases, ys, texts = [], [], [], []
+    xs, bases, ys, texts, colours = [], [], [], [], []
     shown = 0
-    for j in jobs:
+    for k, j in enumerate(jobs):
         cores = [int(c) for c in str(j["core_ids"]).split()]
         if len(xs) + len(cores) > MAX_GANTT_BARS:
             break
         shown += 1
         for c in cores:
-            bases.append(j["start_s"])
-            xs.append(max(j["end_s"] - j["start_s"], 1e-9))
+            bases.append(j["start_s"] / H)
+            xs.append(max(j["end_s"] - j["start_s"], 1e-9) / H)
             ys.append(c)
             texts.append(f"job {j['job_id']}")
-    fig = go.Figure(go.Bar(x=xs, base=bases, y=ys, orientation="h", text=texts, hoverinfo="text+x+y",
-                           marker={"color": ys, "colorscale": "Turbo", "line": {"width": 0}},
+            colours.append(_JOB_COLOURS[k % len(_JOB_COLOURS)])
+    fig = go.Figure(go.Bar(x=xs, base=bases, y=ys, orientation="h", text=texts, hoverinfo="text+y",
+                           marker={"color": colours, "line": {"width": 0}},
                            textposition="none", width=0.9))
     band, first = None, 0
     for p in list(platform.procs) + [None]:
@@ -48,7 +54,8 @@ def gantt(platform: Any, jobs: list[dict[str, Any]]) -> tuple[go.Figure, str]:
                 fig.add_hrect(y0=first - 0.5, y1=(p.first_core if p else platform.n_cores) - 0.5, line_width=0,
                               fillcolor="grey", opacity=0.06, annotation_text=plotly_text(band), annotation_position="left")
             band, first = ptype, p.first_core if p else 0
-    fig.update_layout(title="Gantt: jobs on cores", xaxis_title="time_s", yaxis_title="core", bargap=0,
+    fig.update_layout(title="Gantt: jobs on cores (one colour per job, cycled)", xaxis_title=TIME_TITLE,
+                      yaxis_title="core", bargap=0,
                       showlegend=False)
     note = "" if shown == len(jobs) else f"Gantt shows the first {shown} of {len(jobs)} jobs."
     return fig, note
@@ -57,18 +64,20 @@ def gantt(platform: Any, jobs: list[dict[str, Any]]) -> tuple[go.Figure, str]:
 def utilisation_queue(tl: Any, n_cores: int) -> go.Figure:
     busy = (tl["cores_p0"] + tl["cores_p1"]) / n_cores
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=tl["t_start_s"], y=busy, name="utilisation", line_shape="hv"))
-    fig.add_trace(go.Scatter(x=tl["t_start_s"], y=tl["queue_len"], name="queue_len (jobs)", line_shape="hv",
+    fig.add_trace(go.Scatter(x=tl["t_start_s"] / H, y=busy, name="utilisation", line_shape="hv"))
+    fig.add_trace(go.Scatter(x=tl["t_start_s"] / H, y=tl["queue_len"], name="queue length (jobs)", line_shape="hv",
                              yaxis="y2"))
-    fig.update_layout(title="Utilisation and queue length", xaxis_title="time_s",
+    # a queue length is a count: whole ticks from 0 (autorange padded it to -4.3 ... 80.6)
+    fig.update_layout(title="Utilisation and queue length", xaxis_title=TIME_TITLE,
                       yaxis={"title": "utilisation (busy cores / cores)", "range": [0, 1.02]},
-                      yaxis2={"title": "queue_len (jobs)", "overlaying": "y", "side": "right"})
+                      yaxis2={"title": "queue length (jobs)", "overlaying": "y", "side": "right",
+                              "rangemode": "nonnegative", "tickformat": "d"})
     return fig
 
 
 def power(tl: Any) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=tl["t_start_s"], y=tl["power_w"], line_shape="hv", name="power_w"))
-    fig.update_layout(title="Power", xaxis_title="time_s", yaxis_title="power_w")
+    fig = go.Figure(go.Scatter(x=tl["t_start_s"] / H, y=tl["power_w"], line_shape="hv", name="power (W)"))
+    fig.update_layout(title="Power", xaxis_title=TIME_TITLE, yaxis_title="power (W)")
     return fig
 
 
@@ -76,14 +85,14 @@ def lifecycle(jobs: list[dict[str, Any]]) -> go.Figure:
     """Arrival -> start (waiting) and start -> end (running), one row per job."""
     wait_x, wait_y, run_x, run_y = [], [], [], []
     for i, j in enumerate(jobs):
-        wait_x += [j["submit_s"], j["start_s"], None]
+        wait_x += [j["submit_s"] / H, j["start_s"] / H, None]
         wait_y += [i, i, None]
-        run_x += [j["start_s"], j["end_s"], None]
+        run_x += [j["start_s"] / H, j["end_s"] / H, None]
         run_y += [i, i, None]
     fig = go.Figure()
     fig.add_trace(go.Scattergl(x=wait_x, y=wait_y, mode="lines", name="waiting", line={"color": "#ff7f0e"}))
     fig.add_trace(go.Scattergl(x=run_x, y=run_y, mode="lines", name="running", line={"color": "#1f77b4"}))
-    fig.update_layout(title="Job lifecycles (arrival, start, end)", xaxis_title="time_s",
+    fig.update_layout(title="Job lifecycles (arrival, start, end)", xaxis_title=TIME_TITLE,
                       yaxis_title="job (arrival order)")
     return fig
 
@@ -93,17 +102,17 @@ def pstates(tl: Any) -> go.Figure:
     for state, colour in _STATE_COLOURS.items():
         col = f"cores_{state}"
         if tl[col].any():
-            fig.add_trace(go.Scatter(x=tl["t_start_s"], y=tl[col], name=state.upper(), stackgroup="cores",
+            fig.add_trace(go.Scatter(x=tl["t_start_s"] / H, y=tl[col], name=state.upper(), stackgroup="cores",
                                      line_shape="hv", line={"width": 0}, fillcolor=colour))
-    fig.update_layout(title="Cores per state", xaxis_title="time_s", yaxis_title="cores")
+    fig.update_layout(title="Cores per state", xaxis_title=TIME_TITLE, yaxis_title="cores")
     return fig
 
 
 def overuse(spans: Any) -> go.Figure:
-    fig = go.Figure(go.Bar(x=(spans["end_s"] - spans["start_s"]).tolist(), base=spans["start_s"].tolist(),
+    fig = go.Figure(go.Bar(x=((spans["end_s"] - spans["start_s"]) / H).tolist(), base=(spans["start_s"] / H).tolist(),
                            y=spans["processor"].tolist(), orientation="h", text=[plotly_text(t) for t in spans["processor_type"]],
                            hoverinfo="text+x+y", marker={"color": "#d62728"}, textposition="none"))
-    fig.update_layout(title="Memory-bandwidth over-use spans (P1) per processor", xaxis_title="time_s",
+    fig.update_layout(title="Memory-bandwidth over-use spans (P1) per processor", xaxis_title=TIME_TITLE,
                       yaxis_title="processor", bargap=0.1)
     return fig
 
