@@ -122,6 +122,10 @@ def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] |
     lines = [f"{summary['study']}: {summary['status']} ({summary.get('stop_reason')}), "
              f"{summary['n_evaluations']} genomes, {summary['n_simulations']} simulations, "
              f"{len(summary['front'])} front points"]
+    hits = summary.get("n_cache_hits") or 0
+    if hits:  # a re-run that "finished in 0.15 s" must say why
+        lines.append(f"{hits} of {hits + summary['n_simulations']} seed results came from the evaluation cache "
+                     f"(docs/rundir.md, 'Cache'; `cache: false` in the study recomputes them)")
     if seeds:
         spread = " (values: mean +- std over them)" if len(seeds) > 1 else " (one seed: no spread)"
         lines.append(f"re-check on {len(seeds)} fresh seed{'s' if len(seeds) > 1 else ''} {seeds}{spread}")

@@ -172,3 +172,16 @@ def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) 
     assert ("fall behind other front points" in table) == bool(behind)
     for p in behind:
         assert f"{p['eval_id']} (by {', '.join(map(str, p['dominated_by_front']))})" in table
+
+
+def test_the_table_says_when_results_came_from_the_cache(tmp_path: Path) -> None:
+    # a re-run after `rm -rf runs/X` finished in a blink from the hidden cache, without a word
+    study = write_study(tmp_path, **dict(STUDY, cache=True))
+    from paretosched.search.verdict import summary_table
+
+    first = summary(run_quiet(study, tmp_path / "a"))
+    assert "came from the evaluation cache" not in summary_table(first, "a")
+    again = summary(run_quiet(study, tmp_path / "b"))
+    assert again["n_simulations"] == 0
+    assert f"{again['n_cache_hits']} of {again['n_cache_hits']} seed results came from the evaluation cache" \
+        in summary_table(again, "b")
