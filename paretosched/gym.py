@@ -42,9 +42,10 @@ except ImportError:  # the one line a user needs instead of a traceback into our
 from paretosched.config import SimConfig
 from paretosched.errors import UserError
 from paretosched.sim.metrics import compute_metrics
+from paretosched.sim.pairs import schedule_pair
+from paretosched.sim.platform import fits_factory
 from paretosched.sim.rl.env import Rewarder, RLScheduler, observation_size
-from paretosched.sim.run import _fits_factory, prepare
-from paretosched.sim.schedulers import schedule_pair
+from paretosched.sim.run import prepare
 from paretosched.sim.twin import Twin, make_rng
 from paretosched.sim.workload import build_jobs
 
@@ -72,7 +73,7 @@ class SchedulingEnv(gymnasium.Env):
         spec = cfg.scheduler if cfg.scheduler.agent != "tabular" else cfg.scheduler.model_copy(update={"agent": "reinforce"})
         self.config, self.scheduler, self.max_steps = cfg, spec, max_steps
         self.prepared = prepare(cfg)
-        self._fits = _fits_factory(self.prepared.platform)
+        self._fits = fits_factory(self.prepared.platform)
         self.actions: list[str] = spec.action_names()
         plat = self.prepared.platform
         n_obs = observation_size(spec.observation, spec.agent, len(plat.nodes), len(plat.procs), plat.n_cores)

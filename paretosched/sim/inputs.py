@@ -59,3 +59,8 @@ def input_files(cfg: dict[str, Any]) -> dict[str, str | None]:
             trace = None
     plat = platform_file(cfg.get("platform"))
     return {"trace": trace, "platform": str(plat) if plat is not None else None}
+
+
+def trace_path(ref: str) -> str:
+    """A workload path, with `builtin:NAME` resolved to the bundled trace fragment."""
+    return str(trace_file(ref))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import Field, field_validator, model_validator
 
@@ -293,3 +293,23 @@ def load_platform(ref: str | dict[str, Any]) -> Platform:
 @lru_cache(maxsize=16)
 def _load_cached_file(key: str) -> Platform:
     return build_platform(load_platform_spec(json.loads(key)[0]))
+
+
+def fits_factory(platform: Platform) -> Callable[[int, float], bool]:
+    """fits(size, mem_per_core): can the empty platform ever host this job?"""
+    n = platform.n_cores
+    per_node = [(sum(platform.procs[i].cores for i in node.procs), node.memory_mb) for node in platform.nodes]
+    min_ratio = min(mem / cores for cores, mem in per_node)
+
+    @lru_cache(maxsize=4096)
+    def capacity(mem: float) -> int:
+        return sum(min(cores, int(math.floor(m / mem + 1e-9))) if m < math.inf else cores for cores, m in per_node)
+
+    def fits(size: int, mem: float) -> bool:
+        if size > n:
+            return False
+        if mem <= min_ratio:
+            return True
+        return size <= capacity(mem)
+
+    return fits

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from paretosched.config import SimConfig
-from paretosched.sim.inputs import trace_file
+from paretosched.sim.inputs import trace_path
 from paretosched.sim.metrics import compute_metrics
-from paretosched.sim.platform import Platform, load_platform
+from paretosched.sim.platform import Platform, fits_factory, load_platform
 from paretosched.sim.schedulers import build_scheduler
 from paretosched.sim.twin import Twin, make_rng
 from paretosched.sim.workload import (RawJobs, build_jobs, raw_from_inline, read_swf, require_jobs, require_runnable,
@@ -41,11 +39,6 @@ class RunResult:
     training: dict[str, Any] | None = None
 
 
-def trace_path(ref: str) -> str:
-    """A workload path, with `builtin:NAME` resolved to the bundled trace fragment."""
-    return str(trace_file(ref))
-
-
 def prepare(cfg: SimConfig) -> Prepared:
     platform = load_platform(cfg.platform)
     wl = cfg.workload
@@ -53,7 +46,7 @@ def prepare(cfg: SimConfig) -> Prepared:
         raw = raw_from_inline(wl.jobs)
     else:
         raw = require_jobs(read_swf(trace_path(wl.path or ""), wl.first_job, wl.n_jobs), wl.first_job)
-    require_runnable(raw, _fits_factory(platform))  # seed-independent: simulate and optimise both stop here
+    require_runnable(raw, fits_factory(platform))  # seed-independent: simulate and optimise both stop here
     return Prepared(platform, raw)
 
 
@@ -61,26 +54,6 @@ def window_note(cfg: SimConfig, prep: Prepared) -> str | None:
     """A note for the user when the trace ends before the configured window does."""
     wl = cfg.workload
     return None if wl.jobs is not None else short_window_note(prep.raw, wl.first_job, wl.n_jobs)
-
-
-def _fits_factory(platform: Platform):
-    """fits(size, mem_per_core): can the empty platform ever host this job?"""
-    n = platform.n_cores
-    per_node = [(sum(platform.procs[i].cores for i in node.procs), node.memory_mb) for node in platform.nodes]
-    min_ratio = min(mem / cores for cores, mem in per_node)
-
-    @lru_cache(maxsize=4096)
-    def capacity(mem: float) -> int:
-        return sum(min(cores, int(math.floor(m / mem + 1e-9))) if m < math.inf else cores for cores, m in per_node)
-
-    def fits(size: int, mem: float) -> bool:
-        if size > n:
-            return False
-        if mem <= min_ratio:
-            return True
-        return size <= capacity(mem)
-
-    return fits
 
 
 def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
@@ -93,7 +66,7 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
         ss_workload = np.random.SeedSequence(cfg.workload.seed)
     platform = prep.platform
     jobs, report = build_jobs(prep.raw, cfg.workload.mode, platform.ref_speed,
-                              np.random.default_rng(ss_workload), _fits_factory(platform))
+                              np.random.default_rng(ss_workload), fits_factory(platform))
     want_timeline = cfg.timeline if timeline is None else timeline
     agent, curves = None, None
     if cfg.scheduler.kind == "rl":

@@ -1,8 +1,7 @@
 """Scheduler strategies: an object with `decide(twin)` called at each decision instant.
 
-A classic scheduler is a policy pair (thesis table 3.2) plus optional backfilling: it starts
-jobs in its job policy's order until the chosen job does not fit (head-of-line blocking), then
-backfills around that job's reservation (EASY) or around every queued job's (conservative).
+A classic scheduler is a policy pair (thesis table 3.2) plus optional backfilling, run by
+`pairs.schedule_pair` (the RL scheduler and the gym environment run their chosen pair with it too).
 """
 
 from __future__ import annotations
@@ -10,8 +9,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from paretosched.sim.backfill import backfill
-from paretosched.sim.conservative import conservative
+from paretosched.sim.pairs import schedule_pair
 from paretosched.sim.policies import JobSelector, ResourceSelector
 
 if TYPE_CHECKING:
@@ -27,32 +25,6 @@ class ClassicScheduler:
 
     def decide(self, twin: Twin) -> None:
         schedule_pair(twin, self.jsel, self.rsel, self.backfilling)
-
-
-def schedule_pair(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, backfilling: bool | str) -> int:
-    """Start jobs with one policy pair until the selected job does not fit; returns jobs started.
-
-    `backfilling`: "none", "easy" or "conservative" (a bool: EASY or none).
-    """
-    easy = backfilling is True or backfilling == "easy"
-    cons = backfilling == "conservative"
-    started = 0
-    queue = twin.queue
-    while queue:
-        job = jsel.head(queue)
-        alloc = rsel.allocate(job) if job.size <= twin.free_total else None
-        if alloc is None:
-            if (easy or cons) and len(queue) > 1:
-                before = len(queue)
-                if easy:
-                    backfill(twin, job, jsel, rsel)
-                else:
-                    conservative(twin, jsel, rsel)
-                started += before - len(queue)
-            break
-        twin.start(job, alloc)
-        started += 1
-    return started
 
 
 def build_scheduler(twin: Twin, spec: Any, rng: random.Random, agent: Any = None) -> Any:

@@ -6,12 +6,10 @@ The twin calls these hooks only when a timeline was asked for, so the hot path p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence, Sized
+from typing import Any, Protocol
 
 from paretosched.sim.state import NodeState, ProcState
-
-if TYPE_CHECKING:
-    from paretosched.sim.twin import Twin
 
 STATES = ("p0", "p1", "p2", "p3", "off", "booting")
 
@@ -28,8 +26,27 @@ def _contribution(p: ProcState) -> tuple[int, int, int, int, int, int]:
     return (0, 0, 0, p.ncores, 0, 0)
 
 
+class Observed(Protocol):
+    """What a timeline reads of the twin (typed here so this module need not import the twin)."""
+
+    @property
+    def env(self) -> Any: ...  # simpy.Environment: its `now`
+
+    @property
+    def procs(self) -> Sequence[ProcState]: ...
+
+    @property
+    def power(self) -> float: ...
+
+    @property
+    def queue(self) -> Sized: ...
+
+    @property
+    def running(self) -> Sized: ...
+
+
 class Timeline:
-    def __init__(self, twin: Twin) -> None:
+    def __init__(self, twin: Observed) -> None:
         self.twin = twin
         self.counts = [0] * 6
         for p in twin.procs:

@@ -7,7 +7,8 @@ import pytest
 
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-from paretosched.sim.run import prepare, _fits_factory
+from paretosched.sim.platform import fits_factory
+from paretosched.sim.run import prepare
 from paretosched.sim.schedulers import build_scheduler
 from paretosched.sim.slurm_power import ResumeTimeoutError
 from paretosched.sim.twin import Twin, make_rng
@@ -33,7 +34,7 @@ def _run(platform: dict | str, jobs: list[dict] | None = None, workload: dict | 
     prep = prepare(cfg)
     ss_w, ss_s = np.random.SeedSequence(0).spawn(2)
     js, _ = build_jobs(prep.raw, "trace", prep.platform.ref_speed, np.random.default_rng(ss_w),
-                       _fits_factory(prep.platform))
+                       fits_factory(prep.platform))
     twin = Twin(prep.platform, js, cfg.model, cfg.scheduler)
     sched_obj = build_scheduler(twin, cfg.scheduler, make_rng(ss_s))
     twin.decide = sched_obj.decide

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from paretosched.sim.policies import JobSelector, ResourceSelector
-from paretosched.sim.schedulers import schedule_pair
+from paretosched.sim.pairs import schedule_pair
 from paretosched.sim.state import NodeState
 
 _QUANTILES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])

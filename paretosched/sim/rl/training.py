@@ -22,7 +22,9 @@ import numpy as np
 
 from paretosched.config import SimConfig
 from paretosched.errors import UserError
+from paretosched.sim.inputs import trace_path
 from paretosched.sim.metrics import compute_metrics
+from paretosched.sim.platform import fits_factory
 from paretosched.sim.rl.agents import Agent, build_agent
 from paretosched.sim.rl.env import RLScheduler, observation_size
 from paretosched.sim.twin import Twin, make_rng
@@ -68,8 +70,6 @@ class TrainingLog:
 
 def training_windows(cfg: SimConfig, raw_eval: RawJobs) -> list[RawJobs]:
     """The raw job windows the agent trains on (see the module doc)."""
-    from paretosched.sim.run import trace_path
-
     spec, wl = cfg.scheduler, cfg.workload
     if wl.jobs is not None:
         if spec.train_windows:
@@ -100,8 +100,6 @@ def training_windows(cfg: SimConfig, raw_eval: RawJobs) -> list[RawJobs]:
 def train(cfg: SimConfig, prepared: Any, ss: np.random.SeedSequence,
           progress: Callable[[int, dict[str, Any]], None] | None = None) -> tuple[Agent, TrainingLog]:
     """Train a fresh agent for `cfg.scheduler` (an RLScheduler); same `ss`, same agent and curves."""
-    from paretosched.sim.run import _fits_factory
-
     spec = cfg.scheduler
     platform = prepared.platform
     ss_init, ss_sample, ss_windows, ss_policy = ss.spawn(4)
@@ -111,7 +109,7 @@ def train(cfg: SimConfig, prepared: Any, ss: np.random.SeedSequence,
     agent = new_agent(cfg, platform, np.random.default_rng(ss_init))
     sample_rng = np.random.default_rng(ss_sample)
     policy_rng = make_rng(ss_policy)
-    fits = _fits_factory(platform)
+    fits = fits_factory(platform)
     log = TrainingLog(actions=names)
     for e in range(spec.episodes):
         w = e % len(windows)

@@ -87,9 +87,9 @@ def test_observation_sizes_and_range(levers):
     from paretosched.sim.rl.env import RLScheduler
     from paretosched.sim.twin import Twin, make_rng
     from paretosched.sim.workload import build_jobs
-    from paretosched.sim.run import _fits_factory
+    from paretosched.sim.platform import fits_factory
 
-    jobs, _ = build_jobs(prep.raw, "trace", p.ref_speed, np.random.default_rng(0), _fits_factory(p))
+    jobs, _ = build_jobs(prep.raw, "trace", p.ref_speed, np.random.default_rng(0), fits_factory(p))
     jobs = jobs[:120]
     twin = Twin(p, jobs, cfg.model, cfg.scheduler)
     sched = RLScheduler(twin, cfg.scheduler, Probe(), make_rng(np.random.SeedSequence(0)), None)

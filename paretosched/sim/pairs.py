@@ -1,0 +1,43 @@
+"""One decision with a classic policy pair (thesis table 3.2), shared by every scheduler kind.
+
+It starts jobs in the job policy's order until the chosen job does not fit (head-of-line
+blocking), then backfills around that job's reservation (EASY) or around every queued job's
+(conservative).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from paretosched.sim.backfill import backfill
+from paretosched.sim.conservative import conservative
+from paretosched.sim.policies import JobSelector, ResourceSelector
+
+if TYPE_CHECKING:
+    from paretosched.sim.twin import Twin
+
+
+def schedule_pair(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, backfilling: bool | str) -> int:
+    """Start jobs with one policy pair until the selected job does not fit; returns jobs started.
+
+    `backfilling`: "none", "easy" or "conservative" (a bool: EASY or none).
+    """
+    easy = backfilling is True or backfilling == "easy"
+    cons = backfilling == "conservative"
+    started = 0
+    queue = twin.queue
+    while queue:
+        job = jsel.head(queue)
+        alloc = rsel.allocate(job) if job.size <= twin.free_total else None
+        if alloc is None:
+            if (easy or cons) and len(queue) > 1:
+                before = len(queue)
+                if easy:
+                    backfill(twin, job, jsel, rsel)
+                else:
+                    conservative(twin, jsel, rsel)
+                started += before - len(queue)
+            break
+        twin.start(job, alloc)
+        started += 1
+    return started
