@@ -32,10 +32,11 @@ from paretosched.errors import UserError
 from paretosched.search import pareto
 from paretosched.search.cache import Cache
 from paretosched.search.evaluate import Engine
+from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, IntGene
 from paretosched.search.optimise import optimise
 from paretosched.search.runlog import read_evaluations
 from paretosched.search.space import SearchSpace
-from paretosched.search.study import ChoiceGene, BoolGene, FloatGene, IntGene, Study, load_study
+from paretosched.search.study import Study, load_study
 
 DEFAULT_TRACE = "/work/shared/workloads/HPC2N-2002-2.2-cln.swf.gz"
 

@@ -301,3 +301,12 @@ def load_config(path: str | Path) -> SimConfig:
 def config_from_dict(data: dict[str, Any], source: str = "<config>") -> SimConfig:
     """Validate an in-memory config (genomes, exports, tests)."""
     return validate(SimConfig, data, source)
+
+
+def set_path(cfg: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set `cfg[a][b][c] = value` for `dotted == "a.b.c"` (in place; parents must exist)."""
+    *parents, leaf = dotted.split(".")
+    node = cfg
+    for part in parents:
+        node = node[part]
+    node[leaf] = value

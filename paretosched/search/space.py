@@ -20,27 +20,9 @@ from typing import Any
 
 from pymoo.core.variable import Binary, Choice, Integer, Real, Variable
 
-from paretosched.search.study import BoolGene, ChoiceGene, FloatGene, IntGene, Study
-
-GeneSpec = FloatGene | IntGene | BoolGene | ChoiceGene
-
-
-def gene_extremes(gene: GeneSpec) -> list[Any]:
-    """Values that cover a gene's range (bounds, every choice): validated when a study loads."""
-    if isinstance(gene, (FloatGene, IntGene)):
-        return [gene.low, gene.high]
-    if isinstance(gene, BoolGene):
-        return list(gene.values) if gene.values is not None else [False, True]
-    return list(gene.values)
-
-
-def set_path(cfg: dict[str, Any], dotted: str, value: Any) -> None:
-    """Set `cfg[a][b][c] = value` for `dotted == "a.b.c"` (in place; parents must exist)."""
-    *parents, leaf = dotted.split(".")
-    node = cfg
-    for part in parents:
-        node = node[part]
-    node[leaf] = value
+from paretosched.config import set_path
+from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, GeneSpec, IntGene
+from paretosched.search.study import Study
 
 
 def canonical(obj: Any) -> str:

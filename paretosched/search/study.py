@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
+from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
 from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
 from paretosched.yamlio import read_yaml, register_union_tags, validate
 
@@ -39,98 +40,6 @@ def metric_names() -> tuple[str, ...]:
     except ImportError:
         return _FALLBACK_METRICS
     return tuple(METRIC_NAMES)
-
-
-class _Strict(BaseModel):
-    # strict: no silent coercion of what the user wrote ("2" or true for a number, "no" for a
-    # bool); an int is still accepted where a float is expected.
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
-
-
-# ---------------------------------------------------------------------------------------------
-# genes
-
-class FloatGene(_Strict):
-    """A real-valued gene; `log: true` searches uniformly in log space (low must be > 0)."""
-
-    type: Literal["float"] = "float"
-    low: float
-    high: float
-    log: bool = False
-
-    @model_validator(mode="after")
-    def _bounds(self) -> FloatGene:
-        if self.low > self.high:
-            raise ValueError(f"low ({self.low}) > high ({self.high})")
-        if self.log and self.low <= 0:
-            raise ValueError(f"log scale needs low > 0 (got {self.low})")
-        return self
-
-
-class IntGene(_Strict):
-    """An integer gene (inclusive bounds); `log: true` searches in log space and rounds."""
-
-    type: Literal["int"] = "int"
-    low: int
-    high: int
-    log: bool = False
-
-    @model_validator(mode="after")
-    def _bounds(self) -> IntGene:
-        if self.low > self.high:
-            raise ValueError(f"low ({self.low}) > high ({self.high})")
-        if self.log and self.low <= 0:
-            raise ValueError(f"log scale needs low > 0 (got {self.low})")
-        return self
-
-
-class BoolGene(_Strict):
-    """A bit. Decodes to false/true, or to `values[0]`/`values[1]` (e.g. [none, easy])."""
-
-    type: Literal["bool"] = "bool"
-    values: list[Any] | None = None
-
-    @field_validator("values")
-    @classmethod
-    def _two(cls, v: list[Any] | None) -> list[Any] | None:
-        if v is not None and (len(v) != 2 or v[0] == v[1]):
-            raise ValueError("a bool gene's values must be two different values [off, on]")
-        return v
-
-
-class ChoiceGene(_Strict):
-    """One of a list of values (strings, numbers, null)."""
-
-    type: Literal["choice"] = "choice"
-    values: list[Any]
-
-    @field_validator("values")
-    @classmethod
-    def _nonempty_unique(cls, v: list[Any]) -> list[Any]:
-        if not v:
-            raise ValueError("a choice gene needs at least one value")
-        if len({repr(x) for x in v}) != len(v):
-            raise ValueError("choice values must be distinct")
-        return v
-
-
-GENE_TYPES = ("float", "int", "bool", "choice")
-register_union_tags(*GENE_TYPES)
-
-
-def _gene_type(value: Any) -> str | None:
-    if isinstance(value, dict):
-        t = value.get("type")
-        return t if t in GENE_TYPES else None
-    return getattr(value, "type", None)
-
-
-Gene = Annotated[
-    Union[Annotated[FloatGene, Tag("float")], Annotated[IntGene, Tag("int")],
-          Annotated[BoolGene, Tag("bool")], Annotated[ChoiceGene, Tag("choice")]],
-    Discriminator(_gene_type, custom_error_type="gene_type",
-                  custom_error_message="missing or unknown gene type (expected float, int, bool or choice)"),
-]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,7 +251,7 @@ def resolve_study(study: Study, path: Path) -> Study:
     if study.reference_point is not None and set(study.reference_point) != set(study.objective_names):
         raise UserError(f"{src}: reference_point: give one value per objective ({', '.join(study.objective_names)})")
     for gene_path, gene in study.search.items():
-        _check_gene(base, gene_path, gene, src)
+        check_gene(base, gene_path, gene, src)
     for bname, override in study.baselines.items():
         merged = baseline_config(base, override)
         try:
@@ -452,33 +361,6 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
         else:
             out[k] = copy.deepcopy(v)
     return out
-
-
-def _check_gene(base: dict[str, Any], gene_path: str, gene: Any, src: str) -> None:
-    """The dotted path must name a config field, and every extreme value must validate."""
-    from paretosched.search.space import gene_extremes, set_path  # local: space imports study
-
-    parts = gene_path.split(".")
-    node: Any = base
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if not isinstance(node, dict) or (part not in node and not (last and _is_free_dict(node))):
-            raise UserError(f"{src}: search.{gene_path}: unknown config path (no key {'.'.join(parts[:i + 1])!r} in the scheduler config)")
-        node = node.get(part)
-    for value in gene_extremes(gene):
-        cfg = copy.deepcopy(base)
-        set_path(cfg, gene_path, value)
-        try:
-            config_from_dict(cfg, "")
-        except UserError as exc:
-            detail = str(exc).removeprefix(": ")
-            raise UserError(f"{src}: search.{gene_path}: value {value!r} does not fit the config ({detail})") from None
-
-
-def _is_free_dict(node: dict[str, Any]) -> bool:
-    # a free-form mapping of the config (e.g. scheduler.freq_by_type) has no fixed keys; a
-    # config section always has its fields present in the dump. Validation catches the rest.
-    return not node
 
 
 def _import_evaluator(ref: str, src: str) -> Any:

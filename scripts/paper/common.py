@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from paretosched.config import set_path
 from paretosched.search.cache import Cache
 from paretosched.search.evaluate import Engine
-from paretosched.search.space import set_path
 from paretosched.yamlio import read_yaml
 
 

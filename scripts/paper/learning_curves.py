@@ -95,7 +95,7 @@ def main() -> None:
         import yaml
 
         from paretosched.config import load_config
-        from paretosched.search.space import set_path
+        from paretosched.config import set_path
 
         data = load_config(args.config).model_dump(mode="json", exclude_none=True)
         for item in args.set:
