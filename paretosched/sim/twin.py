@@ -16,10 +16,8 @@ pace is recomputed whenever a speed on one of its processors changes; `independe
 processor's part run at its own speed and ends the job with the last part.
 Energy is the exact integral of the piecewise-constant total power.
 
-Node power states (off unless `power_off_idle_s` is set): a node idle for that long switches
-off and draws `off_w`; a job given cores on an off node waits while it boots (`boot_s`,
-`boot_j` drawn evenly over the boot). Its cores are reserved at once, so nothing else can take
-them, and the job starts when its last node is up.
+Node power states (switch-off after an idle timeout, boots, the floor of nodes kept on) are
+`nodepower.NodePower`'s, a base of the twin, so the hot path calls them as its own methods.
 """
 
 from __future__ import annotations
@@ -29,14 +27,15 @@ from typing import Any, Callable
 
 import simpy
 
+from paretosched.sim.nodepower import NodePower
 from paretosched.sim.platform import Platform
 from paretosched.sim.state import Group, NodeState, ProcState, build_state
 from paretosched.sim.timeline import Timeline
 
-ON, OFF, BOOTING = NodeState.ON, NodeState.OFF, NodeState.BOOTING
+ON = NodeState.ON
 
 
-class Twin:
+class Twin(NodePower):
     """One simulation run. Build it, set `decide` to a scheduler's decision function, call `run()`."""
 
     def __init__(self, platform: Platform, jobs: list[Any], model: Any, levers: Any,
@@ -60,8 +59,6 @@ class Twin:
         # energy not attributed to any job: idle processors, off and booting nodes (record mode)
         self.unattr_power = self.power if record else 0.0
         self.unattr_energy = 0.0
-        self.boot_energy = 0.0
-        self.boots = 0
         self.reservations: dict[int, float] = {}
         # dirty-sets of whoever keeps running jobs ordered by their estimated end (backfilling):
         # a job is marked when it begins, when a group of it is re-timed, and when it ends
@@ -71,16 +68,7 @@ class Twin:
         self.decisions = 0
         self.timeline = Timeline(self) if timeline else None
         self._finished = self.env.event()
-        self.off_after = levers.power_off_idle_s
-        self.min_nodes_on = levers.min_nodes_on
-        self.nodes_on = len(self.nodes)
-        for node in self.nodes:
-            if levers.boot_s is not None:
-                node.boot_s = levers.boot_s
-            if levers.boot_j is not None:
-                node.boot_j = levers.boot_j
-            if levers.off_w is not None:
-                node.off_w = levers.off_w
+        self._init_node_power(levers)
         if record:
             for p in self.procs:
                 p.t_acc = 0.0
@@ -89,10 +77,6 @@ class Twin:
     @property
     def now(self) -> float:
         return self.env.now
-
-    @property
-    def switch_off(self) -> bool:
-        return self.off_after is not None
 
     def _accumulate(self) -> None:
         now = self.env.now
@@ -335,95 +319,6 @@ class Twin:
         else:
             self.request_decision()
 
-    # -- node power states -----------------------------------------------------------------
-    # when set, a node's idle timer calls idle_hook(node, version) instead of switch_off_idle: a layer
-    # with its own power rules (slurm_power: rates, excluded nodes) decides, then calls switch_off_idle
-    idle_hook: Callable[[NodeState, int], None] | None = None
-
-    def _arm_idle(self, node: NodeState) -> None:
-        node.idle_version += 1
-        version = node.idle_version
-        ev = self.env.timeout(self.off_after)
-        ev.callbacks.append(lambda _ev: (self.idle_hook or self.switch_off_idle)(node, version))
-
-    def switch_off_idle(self, node: NodeState, version: int) -> None:
-        """Switch an idle node off when its idle timer `version` is still current (and the floor allows)."""
-        if version != node.idle_version or node.busy or node.power_state != ON:
-            return
-        if self.nodes_on <= self.min_nodes_on:
-            return  # keep the floor of nodes on
-        self._accumulate()
-        tl = self.timeline
-        for p in node.procs:
-            if tl is not None:
-                tl.before(p)
-            self._node_proc_power(p, 0.0)
-        node.power_state = OFF
-        _mark_procs(node)
-        if tl is not None:
-            for p in node.procs:
-                tl.after(p)
-        self._node_power(node.off_w)
-        self.nodes_on -= 1
-
-    def _node_proc_power(self, p: ProcState, new: float) -> None:
-        if self.record:
-            self.unattr_power += new - p.power  # a node being switched is idle: all unattributed
-        self.power += new - p.power
-        p.power = new
-
-    def _node_power(self, watts: float) -> None:
-        self.power += watts
-        if self.record:
-            self.unattr_power += watts
-
-    def _boot(self, node: NodeState) -> float:
-        """Start booting an off node (if not already booting); returns when it will be up."""
-        if node.power_state == BOOTING:
-            return node.ready_at
-        self._accumulate()
-        tl = self.timeline
-        if tl is not None:
-            for p in node.procs:
-                tl.before(p)
-        node.power_state = BOOTING
-        _mark_procs(node)
-        if tl is not None:
-            for p in node.procs:
-                tl.after(p)
-        self.nodes_on += 1
-        self.boots += 1
-        self._node_power(-node.off_w)
-        node.ready_at = self.env.now + node.boot_s
-        if node.boot_s > 0:
-            self._node_power(node.boot_j / node.boot_s)
-            self.boot_energy += node.boot_j
-        else:
-            self.energy += node.boot_j  # an instantaneous boot still costs its energy, once
-            self.boot_energy += node.boot_j
-            if self.record:
-                self.unattr_energy += node.boot_j
-        ev = self.env.timeout(node.boot_s)
-        ev.callbacks.append(lambda _ev: self._booted(node))
-        return node.ready_at
-
-    def _booted(self, node: NodeState) -> None:
-        self._accumulate()
-        if node.boot_s > 0:
-            self._node_power(-node.boot_j / node.boot_s)
-        tl = self.timeline
-        if tl is not None:
-            for p in node.procs:
-                tl.before(p)
-        node.power_state = ON
-        _mark_procs(node)
-        for p in node.procs:
-            self._node_proc_power(p, p.ncores * p.p3_w)
-            if tl is not None:
-                tl.after(p)
-        if not node.busy:
-            self._arm_idle(node)
-
     # -- decisions -------------------------------------------------------------------------
     def request_decision(self) -> None:
         """Ask for one scheduling decision at the current instant, after its other events."""
@@ -488,13 +383,6 @@ class Twin:
             stuck = self.queue[0] if self.queue else next(iter(self.running), None)
             raise RuntimeError(f"simulation ended with job {getattr(stuck, 'id', '?')} never completed "
                                "(scheduler stalled)")
-
-
-def _mark_procs(node: NodeState) -> None:
-    """Tell the node's watchers that each of its processors changed (a power-state change)."""
-    for w in node.watchers:
-        for p in node.procs:
-            w[p] = None
 
 
 def make_rng(seed_seq: Any) -> random.Random:
