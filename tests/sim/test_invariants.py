@@ -46,10 +46,10 @@ def platforms(draw):
 
 
 @st.composite
-def workloads(draw, max_cores: int, exact: bool = False):
+def workloads(draw, max_cores: int, exact: bool = False, zero_runs: bool = True):
     jobs = []
     for _ in range(draw(st.integers(1, 14))):
-        run = draw(st.sampled_from([0, 1, 3, 7, 20, 60]))
+        run = draw(st.sampled_from([0, 1, 3, 7, 20, 60] if zero_runs else [1, 3, 7, 20, 60]))
         req = run if exact or run == 0 else draw(st.sampled_from([run, run * 2, max(1, run // 2)]))
         jobs.append({
             "submit_s": draw(st.sampled_from([0, 0, 1, 5, 10, 30])) + len(jobs) * draw(st.sampled_from([0, 2])),
@@ -135,12 +135,12 @@ def test_easy_never_delays_head_reservation(data):
                                    "resource_policy": data.draw(st.sampled_from(RESOURCE_POLICIES))})
 
 
-def check_reservations_kept(data, sched: dict) -> None:
+def check_reservations_kept(data, sched: dict, zero_runs: bool = True) -> None:
     """On a drawn platform and workload with exact estimates and no interference, no job that got a
     reservation starts later than it (and every schedule invariant holds)."""
     plat = data.draw(platforms())
     n_cores = build_platform(load_platform_spec(plat)).n_cores
-    jobs = data.draw(workloads(n_cores, exact=True))
+    jobs = data.draw(workloads(n_cores, exact=True, zero_runs=zero_runs))
     cfg = config_from_dict({"platform": plat, "workload": {"jobs": jobs}, "scheduler": sched,
                             "model": {"interference": "none"}})
     res = simulate(cfg, record_jobs=True)
