@@ -12,6 +12,11 @@ HEAD = "JobIDRaw|Submit|Start|End|Timelimit|NCPUS|NNodes|ReqMem|State|User"
 T = "2024-01-01T10:00:00"
 
 
+def _row(jid: str, start: str, end: str, cores: int, state: str = "COMPLETED", user: str = "a") -> str:
+    """A record submitted at T with a 1 h limit, 1 node and 1G; start and end as HH:MM:SS on T's day."""
+    return f"{jid}|{T}|2024-01-01T{start}|2024-01-01T{end}|01:00:00|{cores}|1|1G|{state}|{user}"
+
+
 def _dump(tmp_path, *rows):
     p = tmp_path / "dump.txt"
     p.write_text("\n".join([HEAD, *rows]) + "\n")
@@ -20,10 +25,8 @@ def _dump(tmp_path, *rows):
 
 def test_a_requeued_job_listed_twice_is_its_last_run_not_a_merged_job(tmp_path):
     # sacct -D: job 5 ran 10 min on 4 cores, was requeued, then ran 30 min on 8 cores
-    p = _dump(tmp_path,
-              f"5|{T}|2024-01-01T10:01:00|2024-01-01T10:11:00|01:00:00|4|1|1G|REQUEUED|a",
-              f"5|{T}|2024-01-01T10:20:00|2024-01-01T10:50:00|01:00:00|8|1|1G|COMPLETED|a",
-              f"6|{T}|2024-01-01T10:00:10|2024-01-01T10:00:40|01:00:00|2|1|1G|COMPLETED|b")
+    p = _dump(tmp_path, _row("5", "10:01:00", "10:11:00", 4, "REQUEUED"), _row("5", "10:20:00", "10:50:00", 8),
+              _row("6", "10:00:10", "10:00:40", 2, user="b"))
     conv = read_sacct(p)
     assert len(conv.jobs) == 2
     five = conv.jobs[0]
@@ -33,10 +36,8 @@ def test_a_requeued_job_listed_twice_is_its_last_run_not_a_merged_job(tmp_path):
 
 
 def test_heterogeneous_components_are_still_merged_and_their_duplicates_are_runs(tmp_path):
-    p = _dump(tmp_path,
-              f"7+0|{T}|2024-01-01T10:01:00|2024-01-01T10:11:00|01:00:00|4|1|1G|COMPLETED|a",
-              f"7+1|{T}|2024-01-01T10:01:00|2024-01-01T10:21:00|01:00:00|2|1|1G|COMPLETED|a",
-              f"7+1|{T}|2024-01-01T10:01:00|2024-01-01T10:31:00|01:00:00|2|1|1G|COMPLETED|a")
+    p = _dump(tmp_path, _row("7+0", "10:01:00", "10:11:00", 4), _row("7+1", "10:01:00", "10:21:00", 2),
+              _row("7+1", "10:01:00", "10:31:00", 2))
     conv = read_sacct(p)
     assert [j[4] for j in conv.jobs] == [6] and conv.jobs[0][3] == 1800
     assert conv.report.counts["heterogeneous-job components merged"] == 2 and conv.report.skipped == {DUPLICATE: 1}
