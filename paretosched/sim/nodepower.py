@@ -67,18 +67,25 @@ class NodePower:
         if self.nodes_on <= self.min_nodes_on:
             return  # keep the floor of nodes on
         self._accumulate()
+        self._set_state(node, OFF, proc_w=lambda p: 0.0)
+        self._node_power(node.off_w)
+        self.nodes_on -= 1
+
+    def _set_state(self, node: NodeState, state: Any, proc_w: Callable[[ProcState], float] | None = None) -> None:
+        """Move `node` to `state` (its processors' power to `proc_w(p)` when given); the timeline
+        sees each processor before and after, and the allocator's indexes are told."""
         tl = self.timeline
-        for p in node.procs:
-            if tl is not None:
+        if tl is not None:
+            for p in node.procs:
                 tl.before(p)
-            self._node_proc_power(p, 0.0)
-        node.power_state = OFF
+        if proc_w is not None:
+            for p in node.procs:
+                self._node_proc_power(p, proc_w(p))
+        node.power_state = state
         _mark_procs(node)
         if tl is not None:
             for p in node.procs:
                 tl.after(p)
-        self._node_power(node.off_w)
-        self.nodes_on -= 1
 
     def _node_proc_power(self, p: ProcState, new: float) -> None:
         if self.record:
@@ -96,15 +103,7 @@ class NodePower:
         if node.power_state == BOOTING:
             return node.ready_at
         self._accumulate()
-        tl = self.timeline
-        if tl is not None:
-            for p in node.procs:
-                tl.before(p)
-        node.power_state = BOOTING
-        _mark_procs(node)
-        if tl is not None:
-            for p in node.procs:
-                tl.after(p)
+        self._set_state(node, BOOTING)
         self.nodes_on += 1
         self.boots += 1
         self._node_power(-node.off_w)
@@ -125,16 +124,7 @@ class NodePower:
         self._accumulate()
         if node.boot_s > 0:
             self._node_power(-node.boot_j / node.boot_s)
-        tl = self.timeline
-        if tl is not None:
-            for p in node.procs:
-                tl.before(p)
-        node.power_state = ON
-        _mark_procs(node)
-        for p in node.procs:
-            self._node_proc_power(p, p.ncores * p.p3_w)
-            if tl is not None:
-                tl.after(p)
+        self._set_state(node, ON, proc_w=lambda p: p.ncores * p.p3_w)
         if not node.busy:
             self._arm_idle(node)
 
