@@ -24,38 +24,37 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
-class FloatGene(StrictModel):
+class _RangeGene(StrictModel):
+    """The bounds check of the numeric genes (the subclasses give type, low and high their types)."""
+
+    type: str
+    low: Any
+    high: Any
+    log: bool = False
+
+    @model_validator(mode="after")
+    def _bounds(self) -> _RangeGene:
+        if self.low > self.high:
+            raise ValueError(f"low ({self.low}) > high ({self.high})")
+        if self.log and self.low <= 0:
+            raise ValueError(f"log scale needs low > 0 (got {self.low})")
+        return self
+
+
+class FloatGene(_RangeGene):
     """A real-valued gene; `log: true` searches uniformly in log space (low must be > 0)."""
 
     type: Literal["float"] = "float"
     low: float
     high: float
-    log: bool = False
-
-    @model_validator(mode="after")
-    def _bounds(self) -> FloatGene:
-        if self.low > self.high:
-            raise ValueError(f"low ({self.low}) > high ({self.high})")
-        if self.log and self.low <= 0:
-            raise ValueError(f"log scale needs low > 0 (got {self.low})")
-        return self
 
 
-class IntGene(StrictModel):
+class IntGene(_RangeGene):
     """An integer gene (inclusive bounds); `log: true` searches in log space and rounds."""
 
     type: Literal["int"] = "int"
     low: int
     high: int
-    log: bool = False
-
-    @model_validator(mode="after")
-    def _bounds(self) -> IntGene:
-        if self.low > self.high:
-            raise ValueError(f"low ({self.low}) > high ({self.high})")
-        if self.log and self.low <= 0:
-            raise ValueError(f"log scale needs low > 0 (got {self.low})")
-        return self
 
 
 class BoolGene(StrictModel):
