@@ -84,7 +84,7 @@ class Job:
                  "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq", "user")
 
     def __init__(self, jid: int, submit: float, size: int, req_time: float, ops: float,
-                 req_ops: float, mem: float, bw: float, seq: int, ref_run: float | None = None) -> None:
+                 req_ops: float, mem: float, bw: float, seq: int, ref_run: float) -> None:
         self.id = jid
         self.submit = submit
         self.size = size
@@ -96,7 +96,7 @@ class Job:
         self.seq = seq            # arrival order, for stable tie-breaks
         # run time (s) at the platform's reference speed: what no scheduling decision changes
         # (DVFS, P1, a slow core only stretch `end - start`); slowdown is charged against it
-        self.ref_run = req_time * ops / req_ops if ref_run is None and req_ops > 0 else (ref_run or 0.0)
+        self.ref_run = ref_run
         self.start = -1.0
         self.end = -1.0
         self.groups: list[Any] = []
