@@ -21,7 +21,6 @@ import math
 from bisect import bisect_left, insort
 from typing import TYPE_CHECKING, Any
 
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -133,9 +132,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     # future cores are planned in the policy's order when it is static, else in platform order
     # (dynamic and random policies rank only what is free now); the start itself asks the policy
     ranked = rsel.ranked() if rsel.static else _platform_order(twin, rsel)
-    cache = _CACHES.get(twin)
+    cache = twin.sched_state.get("conservative")
     if cache is None:
-        cache = _CACHES[twin] = _Cache()
+        cache = twin.sched_state["conservative"] = _Cache()
     prof = Profile(twin, ranked, cache)
     slowest = min(p.speed for p in twin.procs)
     group_speed = [m[0].speed for m in prof.members]
@@ -215,9 +214,6 @@ class _Cache:
             parts = self._parts[job] = [(group_of[g.proc.idx], len(g.cores), g.proc.node.idx,
                                          len(g.cores) * job.mem) for g in job.groups]
         return parts
-
-
-_CACHES: WeakKeyDictionary[Any, _Cache] = WeakKeyDictionary()
 
 
 def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:

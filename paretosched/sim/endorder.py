@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right, insort
 from typing import TYPE_CHECKING, Any, Iterator
-from weakref import WeakKeyDictionary
 
 from paretosched.sim.state import ProcState
 
@@ -133,13 +132,10 @@ class EndOrder:
         return free
 
 
-_ORDERS: WeakKeyDictionary[Any, EndOrder] = WeakKeyDictionary()
-
-
 def end_order(twin: Twin) -> EndOrder:
     """The twin's `EndOrder`, made on first use (one per twin: RL schedulers switch policy pairs)."""
-    order = _ORDERS.get(twin)
+    order = twin.sched_state.get("end_order")
     if order is None:
-        order = _ORDERS[twin] = EndOrder(twin)
+        order = twin.sched_state["end_order"] = EndOrder(twin)
     order.sync()
     return order

@@ -63,6 +63,10 @@ class Twin(NodePower):
         # dirty-sets of whoever keeps running jobs ordered by their estimated end (backfilling):
         # a job is marked when it begins, when a group of it is re-timed, and when it ends
         self.job_watchers: list[dict[Any, None]] = []
+        # what a scheduling mechanism keeps between its passes (EASY's end order, conservative's
+        # groups), by name: it lives and dies with this twin (a module-level map keyed by the twin
+        # kept every twin alive through its values' references back to it)
+        self.sched_state: dict[str, Any] = {}
         self.decide: Callable[[Twin], None] = lambda twin: None
         self._decision_pending = False
         self.decisions = 0

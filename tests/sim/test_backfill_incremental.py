@@ -66,3 +66,19 @@ def test_incremental_reservation_on_a_trace(monkeypatch, policy):
                             "scheduler": {"job_policy": "first", "resource_policy": policy, "backfilling": "easy"}})
     simulate(cfg)
     assert calls[0] > 100  # the check ran on many passes
+
+
+@pytest.mark.parametrize("backfilling", ["easy", "conservative"])
+def test_finished_twins_are_collected(backfilling):
+    # the end order was kept in a module-level map whose values pointed back at their twin: every
+    # EASY run (each RL episode, each evaluation) stayed in memory
+    import gc
+
+    from paretosched.sim.twin import Twin
+
+    cfg = config_from_dict({"platform": "homogeneous-64", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 200},
+                            "scheduler": {"job_policy": "first", "backfilling": backfilling}})
+    for _ in range(3):
+        simulate(cfg)
+    gc.collect()
+    assert not [o for o in gc.get_objects() if isinstance(o, Twin)]
