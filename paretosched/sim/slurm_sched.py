@@ -52,9 +52,11 @@ class Priority:
         self.share = 1.0 / max(len({j.user for j in jobs}), 1)
         self.usage: dict[int, float] = defaultdict(float)
         self.t_usage = 0.0
+        self.n_done = 0  # jobs of the twin's `done` list already charged to the end
 
-    def charge(self, running: Any, now: float) -> None:
-        """Decay the usage to `now` and add the core-seconds running jobs used since the last call."""
+    def charge(self, running: Any, done: list[Any], now: float) -> None:
+        """Decay the usage to `now` and add the core-seconds jobs used since the last call: the
+        running ones up to now, and those that ended since up to their end (they used it too)."""
         dt = now - self.t_usage
         if dt <= 0:
             return
@@ -64,24 +66,28 @@ class Priority:
                 self.usage[u] *= decay
         for j in running:
             self.usage[j.user] += j.size * (now - max(j.start, self.t_usage))
+        for j in done[self.n_done:]:
+            if j.end > self.t_usage:
+                self.usage[j.user] += j.size * (j.end - max(j.start, self.t_usage))
+        self.n_done = len(done)
         self.t_usage = now
 
-    def value(self, job: Any, now: float) -> int:
+    def value(self, job: Any, now: float, total: float) -> int:
         age = min(max(now - job.submit, 0.0), self.max_age) / self.max_age
         size = job.size / self.n_cores
         if self.small:
             size = 1.0 - size
         prio = self.w_age * age + self.w_size * size
         if self.w_fs:
-            total = sum(self.usage.values())
             u = self.usage[job.user] / total if total > 0 else 0.0
             prio += self.w_fs * 2.0 ** (-u / self.share)
         return int(prio)
 
-    def order(self, queue: list[Any], now: float, running: Any) -> list[Any]:
+    def order(self, queue: list[Any], now: float, running: Any, done: list[Any]) -> list[Any]:
         if self.w_fs:
-            self.charge(running, now)
-        return sorted(queue, key=lambda j: (-self.value(j, now), j.submit, j.seq))
+            self.charge(running, done, now)
+        total = sum(self.usage.values())  # once per decision, not per queued job
+        return sorted(queue, key=lambda j: (-self.value(j, now, total), j.submit, j.seq))
 
 
 class SlurmScheduler:
@@ -113,7 +119,7 @@ class SlurmScheduler:
 
     def decide(self, twin: Any) -> None:
         now = twin.now
-        order = self.priority.order(twin.queue, now, twin.running)
+        order = self.priority.order(twin.queue, now, twin.running, twin.done)
         prof = self._profile(twin, now)
         ranked = sorted(self.static, key=power_rank) if self.power.on else self.static
         budget = self.power.resume_budget() if self.power.on else None

@@ -87,8 +87,12 @@ def test_fairshare_prefers_the_user_who_used_less(tmp_path):
     swf = tmp_path / "t.swf"
     rows = [(1, 0, 100, 1), (2, 1, 10, 1), (3, 2, 10, 2)]  # (id, submit, run, user)
     swf.write_text("".join(f"{i} {s} 0 {r} 1 -1 -1 1 {r} -1 1 {u} -1 -1 -1 -1 -1 -1\n" for i, s, r, u in rows))
-    got, _, _ = _run("homogeneous-1", workload={"path": str(swf)}, priority_weight_fairshare=1000)
+    got, sched, _ = _run("homogeneous-1", workload={"path": str(swf)}, priority_weight_fairshare=1000)
     assert [got[3].start, got[2].start] == [100, 110]  # user 1 used 100 core-s: user 2 first
+    # all 100 core-s are charged, also the 98 s between the last decision before it ended and its
+    # end (only running jobs were charged: 2 core-s); the default half-life of 7 days barely decays them
+    assert sched.priority.usage[1] == pytest.approx(100, rel=1e-3)
+    assert sched.priority.usage[2] == pytest.approx(10, rel=1e-3)
     got, _, _ = _run("homogeneous-1", workload={"path": str(swf)}, priority_weight_age=1000)
     assert [got[2].start, got[3].start] == [100, 110]
 
