@@ -88,9 +88,7 @@ class NodePower:
                 tl.after(p)
 
     def _node_proc_power(self, p: ProcState, new: float) -> None:
-        if self.record:
-            self.unattr_power += new - p.power  # a node being switched is idle: all unattributed
-        self.power += new - p.power
+        self._node_power(new - p.power)  # a node being switched is idle: all of it unattributed
         p.power = new
 
     def _node_power(self, watts: float) -> None:
@@ -108,12 +106,11 @@ class NodePower:
         self.boots += 1
         self._node_power(-node.off_w)
         node.ready_at = self.env.now + node.boot_s
+        self.boot_energy += node.boot_j
         if node.boot_s > 0:
             self._node_power(node.boot_j / node.boot_s)
-            self.boot_energy += node.boot_j
         else:
             self.energy += node.boot_j  # an instantaneous boot still costs its energy, once
-            self.boot_energy += node.boot_j
             if self.record:
                 self.unattr_energy += node.boot_j
         ev = self.env.timeout(node.boot_s)

@@ -134,7 +134,7 @@ class Twin(NodePower):
         now = self.env.now
         speed = p.speed * f
         if self.lockstep:
-            for g in list(p.groups):
+            for g in p.groups:  # _set_pace re-times jobs; it never changes p.groups
                 pace = g.speed
                 if speed < pace:
                     self._set_pace(g.job, speed, now)
