@@ -316,17 +316,20 @@ class SearchRun:
         """Front points and baselines re-run on the fresh seeds, in one batch: {eval id: re-check id}."""
         seeds = list(self.study.recheck or [])  # type: ignore[arg-type]
         rows = self.ledger.rows
-        todo = [i for i in front] + [b for b in self.state["baseline_ids"].values() if self.ledger.ok(b)]
         if not seeds or not front:
             return {}
+        todo = [*front, *(b for b in self.state["baseline_ids"].values() if self.ledger.ok(b))]
         specs = [Spec("recheck", rows[i]["config"], seeds, genome=rows[i]["genome"], x=rows[i]["x"],
                       name=rows[i]["name"], recheck_of=i) for i in todo]
         self.progress.stage(f"re-check on {len(seeds)} fresh seeds")
         return dict(zip(todo, self.ledger.submit(specs, self.engine, self.state["generation"])))
 
     def _recheck_summary(self, front: list[int], recheck_ids: dict[int, int]) -> dict[str, Any]:
-        return recheck_block(self.ledger.rows, self.names, self.signs, list(self.study.recheck or []),  # type: ignore[arg-type]
-                             front, self.state["baseline_ids"], recheck_ids)
+        # until the re-check has run there is no fresh-seed verdict to claim: the block then falls
+        # back to the search values and says so (verdicts_on), as with `recheck: 0`
+        seeds = list(self.study.recheck or []) if recheck_ids else []  # type: ignore[arg-type]
+        return recheck_block(self.ledger.rows, self.names, self.signs, seeds, front, self.state["baseline_ids"],
+                             recheck_ids)
 
     def _require_a_success(self) -> None:
         """A run whose every evaluation failed is an error (exit 2), however often it is resumed."""
@@ -340,7 +343,7 @@ class SearchRun:
         front = self._front_ids()
         block = self._recheck_summary(front, recheck or {})
         write_front(self.run_dir, [self.ledger.rows[i] for i in front], self.space.paths, self.names,
-                    {p["eval_id"]: p for p in block["front"]} if recheck else None)
+                    {p["eval_id"]: p for p in block["front"]})
         pop_ids = self.state["population"]
         pop_ranks: list[int | None] = [None] * len(pop_ids)
         ok_pos = [k for k, i in enumerate(pop_ids) if self.ledger.ok(i)]

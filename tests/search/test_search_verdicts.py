@@ -115,7 +115,8 @@ def test_the_end_of_run_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     # one line per front point and per baseline, the eval id first
     table = out.split("front (search: mean over the genome's seeds)\n")[1].split("\n\n")[0].splitlines()
     assert [int(line.split()[0]) for line in table[1:]] == s["front"]
-    assert json.dumps(rc)  # plain JSON
+    # strict JSON: no NaN or Infinity where a value is missing
+    json.loads((tmp_path / "run" / "summary.json").read_text(), parse_constant=lambda c: pytest.fail(c))
 
 
 def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Path) -> None:
@@ -129,6 +130,9 @@ def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Pat
     assert not [r for r in read_evaluations(run) if r["kind"] == "recheck"]
     on_search = [n for n, b in s["baselines"].items() if b["dominated_on_search_seeds"]]
     assert rc["dominated_baselines"] == on_search and "fcfs" in on_search
+    lines = list(csv.DictReader(io.StringIO((run / "front.csv").read_text())))  # front.csv says the same
+    assert [x["dominated_by_baseline"] for x in lines] == [";".join(p["dominated_by_baseline"]) for p in rc["front"]]
+    assert any(x["dominated_by_baseline"] for x in lines)
     from paretosched.search.verdict import summary_table
 
     assert "dominated on the search seeds: fcfs" in summary_table(s, str(run))
