@@ -2,8 +2,8 @@
 
 The table itself is the search layer's (`paretosched.search.verdict.summary_table`); the
 balanced and knee picks are the analysis layer's (`paretosched.analysis.front`), which the
-search layer may not import, so this printer, above both layers, adds them. Picks are made on
-the search front of summary.json (the genomes' means over all their seeds), as `export` does.
+search layer may not import, so this printer, above both layers, adds them. Picks go through
+`analysis.front.choose`, the resolver `export --pick` uses, so the table names what export writes.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def run_optimise(args: Any) -> int:
 
 def picks(run_dir: Path, summary: dict[str, Any]) -> dict[str, int] | None:
     """{'balanced': eval id, 'knee': eval id} on the run's front, or None when it has none."""
-    from paretosched.analysis.front import pick_balanced, pick_knee
+    from paretosched.analysis.front import choose
     from paretosched.analysis.rundata import load_run
 
     if not summary.get("front"):
@@ -39,5 +39,5 @@ def picks(run_dir: Path, summary: dict[str, Any]) -> dict[str, int] | None:
         run = load_run(run_dir)
     except UserError:
         return None
-    front = run.frame.loc[summary["front"]]  # the search layer's front, in its order
-    return {"balanced": pick_balanced(run, front).eval_id, "knee": pick_knee(run, front).eval_id}
+    # the resolver `export --pick` uses, so the table names the eval that export will write
+    return {name: choose(run, name).eval_id for name in ("balanced", "knee")}
