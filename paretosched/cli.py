@@ -270,9 +270,5 @@ def _dispatch(args: argparse.Namespace) -> int:
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
 
 
-def entry(argv: Any = None) -> None:
-    sys.exit(main(argv))
-
-
 if __name__ == "__main__":
-    entry()
+    sys.exit(main())

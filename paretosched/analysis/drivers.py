@@ -49,7 +49,6 @@ class Clustering:
     labels: np.ndarray  # one per point, -1 = noise
     eps: float
     min_samples: int
-    kdist: np.ndarray  # sorted k-distance curve (empty when not computed)
     notes: list[str] = field(default_factory=list)
 
 
@@ -77,13 +76,12 @@ def cluster(S: np.ndarray, eps: float | None = None, min_samples: int | None = N
     n = len(S)
     ms = int(min_samples) if min_samples is not None else default_min_samples(n)
     if n < 3:
-        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms, np.empty(0),
+        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms,
                           [f"{n} point(s): too few to cluster, all in cluster 0"])
     if np.ptp(S, axis=0).max() == 0:
-        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms, np.empty(0),
+        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms,
                           ["all points have identical objectives: one cluster"])
     notes: list[str] = []
-    curve = np.empty(0)
     if eps is None:
         knee, curve = kdistance_eps(S, ms)
         if knee <= 0:  # many duplicates: the knee sits on zero distances
@@ -94,7 +92,7 @@ def cluster(S: np.ndarray, eps: float | None = None, min_samples: int | None = N
     n_noise = int((labels == -1).sum())
     if n_noise == n:
         notes.append(f"DBSCAN marked every point as noise (eps = {eps:.4g}, min_samples = {ms})")
-    return Clustering(labels.astype(int), float(eps), ms, curve, notes)
+    return Clustering(labels.astype(int), float(eps), ms, notes)
 
 
 JUMP = 2.0  # a k-distance more than twice the previous one starts the outliers' part of the curve
