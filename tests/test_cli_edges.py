@@ -30,7 +30,7 @@ def test_timeline_without_an_output_is_an_error(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_export_says_when_it_replaces_a_file(tmp_path, monkeypatch):
+def test_export_states_its_default_and_replaces_only_with_force(tmp_path, monkeypatch):
     # export -o (default best.yaml) replaced an existing file without a word
     from paretosched.search.analytic import study_dict
     import yaml
@@ -40,5 +40,10 @@ def test_export_says_when_it_replaces_a_file(tmp_path, monkeypatch):
     assert run_cli(["optimise", "s.yaml", "--out", "run", "--quiet"])[0] == 0
     rc, out, err = run_cli(["export", "run"])
     assert rc == 0 and out.strip() == "config: best.yaml" and (tmp_path / "best.yaml").is_file()
-    rc, out, err = run_cli(["export", "run", "--pick", "knee"])
-    assert rc == 0 and out.strip() == "config: best.yaml (replaced the file that was there)"
+    before = (tmp_path / "best.yaml").read_text()
+    rc, out, err = run_cli(["export", "run", "--pick", "eval:0"])
+    assert_user_error(rc, err, "--output best.yaml: exists", "--force")
+    assert (tmp_path / "best.yaml").read_text() == before
+    rc, out, err = run_cli(["export", "run", "--pick", "eval:0", "--force"])
+    assert rc == 0 and out.strip() == "config: best.yaml" and err.strip() == "paretosched: replaced best.yaml"
+    assert (tmp_path / "best.yaml").read_text() != before

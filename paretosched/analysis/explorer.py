@@ -1,4 +1,4 @@
-"""`paretosched explore RUN`: one self-contained, offline `explorer.html` for a run.
+"""`paretosched explore RUN`: an offline `explorer.html` for a run (plotly.js beside it, or inside).
 
 Every successful search evaluation is a point (coloured by generation or by front cluster),
 the front is highlighted, its re-check on fresh seeds is an open marker joined to the search
@@ -22,17 +22,17 @@ import math
 from pathlib import Path
 from typing import Any
 
-from plotly.offline import get_plotlyjs
-
 from paretosched.analysis.drivers import cluster
 from paretosched.analysis.escape import plotly_text
 from paretosched.analysis.export import config_document, to_yaml
 from paretosched.analysis.figures import wants_log
 from paretosched.analysis.front import front_of, min_form, pick_balanced, pick_knee, scaled
+from paretosched.analysis.plotlyjs import plotly_script
 from paretosched.analysis.recheck import Checked, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.units import metric_title
 
+EXPLORER_PAGE = "explorer.html"
 PLOT_ID = "front-plot"
 YAML_ID = "config-yaml"
 
@@ -41,14 +41,13 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
-def _hover(run: RunData, row: dict[str, Any], metrics: list[str]) -> str:
+def _hover(row: dict[str, Any]) -> str:
+    """The head and genes of a point's hover text; the page appends the metrics from its values."""
     esc = plotly_text  # plotly renders a few tags in hover text; entities show as plain text
     head = f"<b>{esc(row['name'])}</b> (baseline)" if row.get("kind") == "baseline" else \
         f"<b>eval {row['eval_id']}</b> (generation {row.get('generation')})"
     lines = [head]
     lines += [f"{esc(str(k))} = {esc(str(v))}" for k, v in (row.get("genome") or {}).items()]
-    m = row.get("metrics") or {}
-    lines += [f"{esc(k)} = {m[k]:.6g}" for k in metrics if isinstance(m.get(k), (int, float))]
     return "<br>".join(lines)
 
 
@@ -64,6 +63,32 @@ def _checked(c: Checked | None, metrics: list[str]) -> dict[str, Any] | None:
             "dominated_by": list(c.dominated_by), "dominated_label": html.escape(", ".join(c.dominated_by))}
 
 
+class _YamlBlocks:
+    """Each point's config YAML as indices into one table of top-level blocks (`platform:...`,
+    `workload:...`): the YAML of a document is the YAML of its top-level keys one after the other,
+    and most blocks are the same for every point, so each is dumped and stored once (the page
+    joins them back). At 5,000 evaluations this halves the page and the time to write it."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._index: dict[str, int] = {}  # block text -> its index
+        self._by_value: dict[tuple[str, str], int] = {}  # (key, JSON of its value) -> index, to skip dumping
+
+    def add(self, doc: dict[str, Any]) -> list[int]:
+        ids = []
+        for key, value in doc.items():
+            probe = (key, json.dumps(value, sort_keys=False))
+            k = self._by_value.get(probe)
+            if k is None:
+                text = to_yaml({key: value})
+                k = self._index.setdefault(text, len(self.texts))
+                if k == len(self.texts):
+                    self.texts.append(text)
+                self._by_value[probe] = k
+            ids.append(k)
+        return ids
+
+
 def explorer_data(run: RunData) -> dict[str, Any]:
     """Everything the page needs, as JSON-ready types."""
     front = front_of(run)
@@ -74,6 +99,7 @@ def explorer_data(run: RunData) -> dict[str, Any]:
     shown = f[f["status"].eq("ok") & f["kind"].isin(["search", "baseline"])]
     metrics = [m for m in run.metric_columns if shown[m].notna().any()]
     points = []
+    blocks = _YamlBlocks()
     for eid in shown["eval_id"].astype(int).tolist():
         row = run.rows[eid]
         vals = {**(row.get("metrics") or {}), **(row.get("objectives") or {})}
@@ -84,9 +110,9 @@ def explorer_data(run: RunData) -> dict[str, Any]:
             # plotly reads tags and entities in trace names and texts: the escaped name shows literally
             "label": plotly_text(name) if name is not None else None,
             "front": eid in labels, "cluster": labels.get(eid),
-            "m": {k: _num(vals.get(k)) for k in metrics}, "genome": row.get("genome") or {},
+            "m": {k: _num(vals.get(k)) for k in metrics},
             "rc": _checked(checked, metrics) if (eid in labels or row["kind"] == "baseline") else None,
-            "hover": _hover(run, row, metrics), "yaml": to_yaml(config_document(run, eid, "explorer")),
+            "hover": _hover(row), "y": blocks.add(config_document(run, eid, "explorer")),
         })
     everything = [p["m"] for p in points] + [p["rc"]["m"] for p in points if p["rc"]]
     picks = [{"name": p.name, "id": p.eval_id} for p in (pick_balanced(run, front), pick_knee(run, front))]
@@ -101,9 +127,10 @@ def explorer_data(run: RunData) -> dict[str, Any]:
                f"line to the search value. Not plotted: {n_failed} failed evaluation(s)"
                + (f"; {n_recheck} re-check evaluation(s) in the log." if n_recheck else "."))
     return {"study": run.study_name, "objectives": run.objectives, "senses": run.senses, "metrics": metrics,
+            "metric_labels": [plotly_text(m) for m in metrics],
             "titles": {m: metric_title(m) for m in metrics},
             "log": {m: wants_log(v.get(m) for v in everything) for m in metrics},
-            "picks": picks, "points": points, "caption": caption}
+            "picks": picks, "points": points, "blocks": blocks.texts, "caption": caption}
 
 
 def _json_for_script(data: Any) -> str:
@@ -113,15 +140,21 @@ def _json_for_script(data: Any) -> str:
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def write_explorer(run_dir: str, out: str | None = None) -> Path:
-    """Write explorer.html (default `<run_dir>/explorer.html`); returns its path."""
+def explorer_file(out: str | Path) -> Path:
+    """The page `--out` names: the file itself, or explorer.html in a folder."""
+    path = Path(out)
+    return path / EXPLORER_PAGE if path.is_dir() else path
+
+
+def write_explorer(run_dir: str, out: str | None = None, standalone: bool = False) -> Path:
+    """Write explorer.html (default `<run_dir>/explorer.html`) and the plotly.min.js it shares with
+    its folder, or one page with plotly.js inside (`standalone`); returns the page's path."""
     run = load_run(run_dir)
     data = explorer_data(run)
-    path = Path(out) if out else run.run_dir / "explorer.html"
-    if path.is_dir():
-        path = path / "explorer.html"
+    path = explorer_file(out) if out else run.run_dir / EXPLORER_PAGE
     path.parent.mkdir(parents=True, exist_ok=True)
-    page = _PAGE.format(title=html.escape(f"paretosched explorer: {run.study_name}"), plotly=get_plotlyjs(),
+    page = _PAGE.format(title=html.escape(f"paretosched explorer: {run.study_name}"),
+                        plotly=plotly_script(path.parent, standalone),
                         data=_json_for_script(data), plot_id=PLOT_ID, yaml_id=YAML_ID, script=_SCRIPT)
     path.write_text(page, encoding="utf-8")
     return path
@@ -138,7 +171,7 @@ body {{ font-family: sans-serif; margin: 0; display: flex; height: 100vh; }}
 .controls label {{ margin-right: 1em; white-space: nowrap; }}
 #caption {{ color: #555; font-size: 13px; }}
 </style>
-<script>{plotly}</script>
+{plotly}
 </head><body>
 <div id="main">
   <h2 id="title"></h2>
@@ -202,6 +235,20 @@ function clusterColour(c) {
 const SYMBOLS = ["diamond", "square", "triangle-up", "cross", "triangle-down", "pentagon", "hexagram", "star-square"];
 const PICK_STYLE = { balanced: ["star", "#f2b701", 18], knee: ["star-triangle-up", "#7b2cbf", 14] };
 const byId = new Map(PTS.map((p, i) => [p.id, i]));
+
+// Python's format(v, ".6g"): the metric lines of the hover are written here, not stored per point
+function g6(v) {
+  if (v === 0) return "0";
+  const e = Math.floor(Math.log10(Math.abs(v)));
+  if (e >= -4 && e < 6) return String(Number(v.toPrecision(6)));
+  const [mant, exp] = v.toExponential(5).split("e");
+  const n = parseInt(exp, 10);
+  return mant.replace(/\.?0+$/, "") + "e" + (n < 0 ? "-" : "+") + String(Math.abs(n)).padStart(2, "0");
+}
+for (const p of PTS) {
+  p.hover += DATA.metrics.map((k, j) => p.m[k] === null ? "" : "<br>" + DATA.metric_labels[j] + " = " + g6(p.m[k]))
+    .join("");
+}
 
 // segments a -> b as one line trace (null separates them)
 function links(ids, xm, ym) {
@@ -316,6 +363,8 @@ function render() {
   return Plotly.react(gd, data, layout, { responsive: true, displaylogo: false });
 }
 
+const yamlOf = (p) => p.y.map((k) => DATA.blocks[k]).join("");
+
 function show(i) {
   const p = PTS[i];
   current = p;
@@ -326,13 +375,13 @@ function show(i) {
     (p.rc.n < 2 ? " (one seed: per-seed range n/a)" : "") : "";
   const dom = p.rc && p.rc.dominated_by.length ? "; dominated by the re-check of " + p.rc.dominated_by.join(", ") : "";
   document.getElementById("config-recheck").textContent = rc + dom;
-  document.getElementById("config-yaml").textContent = p.yaml;
+  document.getElementById("config-yaml").textContent = yamlOf(p);
   document.getElementById("download").disabled = false;
 }
 
 document.getElementById("download").addEventListener("click", () => {
   if (!current) return;
-  const blob = new Blob([current.yaml], { type: "application/x-yaml" });
+  const blob = new Blob([yamlOf(current)], { type: "application/x-yaml" });
   const a = document.createElement("a");
   a.href = URL.createObjectURL(blob);
   a.download = DATA.study + "_eval" + current.id + ".yaml";
