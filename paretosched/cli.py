@@ -184,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="HTML file to write, or a folder to write explorer.html into (default RUN/explorer.html, "
                           "regenerated each time)")
     exp.add_argument("--standalone", action="store_true",
-                     help="embed plotly.js (4.6 MB) in the page instead of sharing plotly.min.js beside it, "
+                     help="embed plotly.js (megabytes) in the page instead of sharing plotly.min.js beside it, "
                           "so the page alone can be mailed or attached")
     exp.add_argument("--open", action="store_true", help="open it in a browser")
     _force(exp)
