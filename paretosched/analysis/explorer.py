@@ -9,7 +9,7 @@ shows the point's scheduler config as YAML (the same document `export` writes) w
 download button, and two selectors put any recorded metrics on the axes.
 
 Safety: the data goes into a `<script type="application/json">` element as JSON with `<`, `>`
-and `&` escaped, and the page's script only sets text with `textContent`, so names and
+and `&` escaped (a large run's as gzipped base64, which has none of them), and the page's script only sets text with `textContent`, so names and
 choice values from a study can never become markup. Plotly reads tags in trace names and
 texts, so those get the HTML-escaped `label` (plotly shows entities as plain characters).
 The page's template and script are in `explorer_page.py`.
@@ -17,6 +17,8 @@ The page's template and script are in `explorer_page.py`.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 import math
@@ -35,6 +37,10 @@ from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.units import metric_title
 
 EXPLORER_PAGE = "explorer.html"
+# data longer than this (characters of JSON) is gzipped into the page: a quickstart-size run's
+# stays plain JSON, readable by any browser; a large run's needs DecompressionStream (Chrome 80,
+# Firefox 113, Safari 16.4)
+COMPRESS_ABOVE = 2_000_000
 
 
 def _num(v: Any) -> float | None:
@@ -133,10 +139,15 @@ def explorer_data(run: RunData) -> dict[str, Any]:
             "picks": picks, "points": points, "blocks": blocks.texts, "caption": caption}
 
 
-def _json_for_script(data: Any) -> str:
-    # inside <script>, `</script>` or `<!--` would end or confuse the element: escape <, >, &
+def _json_for_script(data: Any, compress_above: int) -> tuple[str, str]:
+    """(type, text) of the page's data element: JSON, or gzipped JSON in base64 when longer
+    than `compress_above` characters (a quarter of the size; docs/performance.md)."""
     text = json.dumps(data, allow_nan=False, ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
+    if len(text) > compress_above:  # base64 has no <, > or &: safe inside <script> as it is
+        packed = gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0)
+        return "application/gzip+base64", base64.b64encode(packed).decode()
+    # inside <script>, `</script>` or `<!--` would end or confuse the element: escape <, >, &
+    return "application/json", text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
@@ -146,15 +157,17 @@ def explorer_file(out: str | Path) -> Path:
     return path / EXPLORER_PAGE if path.is_dir() else path
 
 
-def write_explorer(run_dir: str, out: str | None = None, standalone: bool = False) -> Path:
+def write_explorer(run_dir: str, out: str | None = None, standalone: bool = False,
+                   compress_above: int = COMPRESS_ABOVE) -> Path:
     """Write explorer.html (default `<run_dir>/explorer.html`) and the plotly.min.js it shares with
     its folder, or one page with plotly.js inside (`standalone`); returns the page's path."""
     run = load_run(run_dir)
     data = explorer_data(run)
     path = explorer_file(out) if out else run.run_dir / EXPLORER_PAGE
     path.parent.mkdir(parents=True, exist_ok=True)
+    data_type, text = _json_for_script(data, compress_above)
     page = PAGE.format(title=html.escape(f"paretosched explorer: {run.study_name}"),
-                        plotly=plotly_script(path.parent, standalone),
-                        data=_json_for_script(data), plot_id=PLOT_ID, yaml_id=YAML_ID, script=SCRIPT)
+                       plotly=plotly_script(path.parent, standalone),
+                       data_type=data_type, data=text, plot_id=PLOT_ID, yaml_id=YAML_ID, script=SCRIPT)
     path.write_text(page, encoding="utf-8")
     return path

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paretosched.analysis.explorer import PLOT_ID, YAML_ID, write_explorer
+from paretosched.analysis.explorer import COMPRESS_ABOVE, PLOT_ID, YAML_ID, write_explorer
 from tests.analysis.synth import Point, recheck_block, write_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -68,9 +68,12 @@ def _wait_ready(drv) -> None:
         f"const e = document.getElementById('{PLOT_ID}'); return e !== null && e.dataset.ready === '1'"))
 
 
-def test_explorer_points_and_click(browser, tmp_path: Path) -> None:
+@pytest.mark.parametrize("compress_above", [COMPRESS_ABOVE, 0], ids=["json", "gzipped"])
+def test_explorer_points_and_click(browser, tmp_path: Path, compress_above: int) -> None:
     run_dir = _run(tmp_path)
-    page = write_explorer(str(run_dir))
+    page = write_explorer(str(run_dir), compress_above=compress_above)
+    gzipped = 'type="application/gzip+base64" id="explorer-data"' in page.read_text()
+    assert gzipped == (compress_above == 0)
     browser.get(page.as_uri())
     _wait_ready(browser)
 
