@@ -9,9 +9,10 @@ shows the point's scheduler config as YAML (the same document `export` writes) w
 download button, and two selectors put any recorded metrics on the axes.
 
 Safety: the data goes into a `<script type="application/json">` element as JSON with `<`, `>`
-and `&` escaped (a large run's as gzipped base64, which has none of them), and the page's script only sets text with `textContent`, so names and
-choice values from a study can never become markup. Plotly reads tags in trace names and
-texts, so those get the HTML-escaped `label` (plotly shows entities as plain characters).
+and `&` escaped (a large run's as gzipped base64, which has none of them), and the page's
+script only sets text with `textContent`, so names and choice values from a study can never
+become markup. Plotly reads tags in trace names and texts, so those get the HTML-escaped
+`label` (plotly shows entities as plain characters).
 The page's template and script are in `explorer_page.py`.
 """
 
