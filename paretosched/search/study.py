@@ -20,8 +20,8 @@ from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
 from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
-from paretosched.sim.metrics import METRIC_NAMES
 from paretosched.yamlio import read_yaml, register_union_tags, validate
+from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
 STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
 
