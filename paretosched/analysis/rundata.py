@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from paretosched.errors import UserError
-from paretosched.search.runlog import current_rows, read_evaluations
+from paretosched.search.runlog import LOG, POPULATION, SUMMARY, current_rows, read_evaluations
+from paretosched.search.study import STUDY_FILE
 from paretosched.yamlio import read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
@@ -165,18 +166,18 @@ def load_run(run_dir: str | Path) -> RunData:
     d = Path(run_dir)
     if not d.is_dir():
         raise UserError(f"{d}: run directory not found")
-    log = d / "evaluations.jsonl"
+    log = d / LOG
     if not log.is_file():
-        raise UserError(f"{d}: not a run directory (no evaluations.jsonl)")
-    study_path = d / "study.yaml"
+        raise UserError(f"{d}: not a run directory (no {LOG})")
+    study_path = d / STUDY_FILE
     study = read_yaml(study_path) if study_path.is_file() else {}
     if not isinstance(study, dict):
         raise UserError(f"{study_path}: expected a mapping (the resolved study)")
-    summary = _read_json(d / "summary.json") or {}
-    population = _read_json(d / "population.json")
+    summary = _read_json(d / SUMMARY) or {}
+    population = _read_json(d / POPULATION)
     notes: list[str] = []
     if not study_path.is_file():
-        notes.append("study.yaml is missing: gene types are guessed from the values")
+        notes.append(f"{STUDY_FILE} is missing: gene types are guessed from the values")
     names, senses = _objectives(study, summary)
     rows = read_log(log)
     genes = _genes(study)

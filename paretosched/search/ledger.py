@@ -78,7 +78,6 @@ class Ledger:
                             "(was the log edited or replaced?); restore it, or delete checkpoint.pkl to "
                             "resume from what the log holds")
         self.next_id = next_eval_id
-        self.n_replayed = 0
         self.successor: dict[int, int] = {}
         for eid in sorted(self.rows):
             self._link(self.rows[eid])
@@ -116,7 +115,6 @@ class Ledger:
                                     "versions that started it, or start a new run (another --out)")
                 self.rows[eid] = row
                 self._link(row)
-                self.n_replayed += 1
             else:
                 fresh.append((eid, spec))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,11 @@ def genome_seed_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 @pytest.fixture(autouse=True)
 def _allow_test_evaluators(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The evaluators below are not known to paretosched: allowed as a user would (guards.py)."""
-    monkeypatch.setenv("PARETOSCHED_EVALUATORS", "conftest:*")
+    """The evaluators below and tests/doubles.py's are not known to paretosched: allowed as a user
+    would (guards.py); child processes (kill/resume tests) import tests.doubles from the repository."""
+    monkeypatch.setenv("PARETOSCHED_EVALUATORS", "conftest:*,tests.doubles:*")
+    root = str(Path(__file__).resolve().parents[2])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
 
 
 @pytest.fixture

@@ -83,7 +83,7 @@ def test_log_rows_hold_per_seed_values_and_their_means(tmp_path: Path) -> None:
 
 
 def test_failing_genome_is_logged_failed_and_run_completes(tmp_path: Path) -> None:
-    study = write_study(tmp_path, evaluator="paretosched.search.analytic:evaluate_flaky", **SMALL)
+    study = write_study(tmp_path, evaluator="tests.doubles:evaluate_flaky", **SMALL)
     run = run_quiet(study, tmp_path / "run")
     rows = [r for r in read_evaluations(run) if r["kind"] == "search"]
     failed = [r for r in rows if r["status"] == "failed"]
@@ -184,7 +184,7 @@ def _kill_when(proc: subprocess.Popen, log: Path, rows: int, delay: float, timeo
 @pytest.mark.slow
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     # 20 ms per simulation (12 genomes x 2 seeds per generation) so kills land inside a generation
-    kw = dict(SMALL, evaluator="paretosched.search.analytic:evaluate_slow", budget={"generations": 6})
+    kw = dict(SMALL, evaluator="tests.doubles:evaluate_slow", budget={"generations": 6})
     study = write_study(tmp_path, cache=False, **kw)
     ref = run_quiet(study, tmp_path / "ref")
 
@@ -243,7 +243,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_sigterm_stops_the_workers_and_leaves_a_resumable_run(tmp_path: Path, monkeypatch) -> None:
     # each simulation sleeps 60 s: without stopping them, the workers would outlive the run by that
-    study = write_study(tmp_path, cache=False, evaluator="paretosched.search.analytic:evaluate_slow", **SMALL)
+    study = write_study(tmp_path, cache=False, evaluator="tests.doubles:evaluate_slow", **SMALL)
     out = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from paretosched.cli import main; sys.exit(main())",
                              "optimise", str(study), "--out", str(out), "--workers", "2", "--quiet"],

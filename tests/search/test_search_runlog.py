@@ -77,7 +77,7 @@ def test_the_bar_moves_within_a_generation_as_simulations_finish(tmp_path: Path,
 
     monkeypatch.setenv("PARETOSCHED_SLOW_S", "0.12")  # above tqdm's 0.1 s redraw interval
     study = write_study(tmp_path, budget={"generations": 1}, algorithm={"pop_size": 4}, seeds=2,
-                        evaluator="paretosched.search.analytic:evaluate_slow")
+                        evaluator="tests.doubles:evaluate_slow")
     err = _Terminal()
     with contextlib.redirect_stderr(err):
         optimise(str(study), out=str(tmp_path / "run"), quiet=False)
