@@ -93,7 +93,7 @@ def export_pick(run_dir: str, pick: str, out: str, fmt: str = "yaml") -> Path:
     `pick` is one of: `balanced` (paper's equal-weight min-max rule), `knee` (pymoo high
     trade-off point, else balanced), `min:METRIC` (best front point for objective METRIC),
     `weights:a,b,...` (one weight per objective, in study order), `index:N` (N-th point,
-    0-based, of the front sorted by the first objective, as front.csv), `eval:ID` (any
+    0-based, of the front in front.csv's order: best first objective first), `eval:ID` (any
     successful search evaluation by eval id), `baseline:NAME` (a baseline of the study).
     Mistakes raise a one-line UserError.
     `fmt`: `yaml` (the config `simulate` reads) or `slurm` (a slurm.conf fragment).

@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import ValidationError
 
 from paretosched.errors import UserError
 from paretosched.search.runlog import LOG, POPULATION, SUMMARY, current_rows, read_evaluations
-from paretosched.search.study import STUDY_FILE
+from paretosched.search.study import STUDY_FILE, Objective
 from paretosched.yamlio import read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
@@ -90,22 +91,16 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _objectives(study: dict[str, Any], summary: dict[str, Any]) -> tuple[list[str], list[str]]:
-    raw = summary.get("objectives") or study.get("objectives") or []
-    names: list[str] = []
-    senses: list[str] = []
-    for o in raw:  # forms: "energy_kwh", {"max": "utilisation"}, {"name": ..., "sense": ...}
-        if isinstance(o, str):
-            names.append(o)
-            senses.append("min")
-        elif isinstance(o, dict) and "name" in o:
-            names.append(str(o["name"]))
-            senses.append(str(o.get("sense", "min")))
-        elif isinstance(o, dict) and len(o) == 1 and next(iter(o)) in ("min", "max"):
-            sense, name = next(iter(o.items()))
-            names.append(str(name))
-            senses.append(sense)
-    return names, senses
+def _objectives(study: dict[str, Any], summary: dict[str, Any], d: Path) -> tuple[list[str], list[str]]:
+    """Names and senses, parsed by the study's own `Objective` (every form a study file accepts)."""
+    src, raw = (SUMMARY, summary.get("objectives")) if summary.get("objectives") else (STUDY_FILE, study.get("objectives"))
+    parsed: list[Objective] = []
+    for k, o in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            parsed.append(Objective.model_validate(o))
+        except ValidationError as exc:
+            raise UserError(f"{d / src}: objectives.{k}: {exc.errors()[0]['msg']}") from None
+    return [o.name for o in parsed], [o.sense for o in parsed]
 
 
 def _genes(study: dict[str, Any]) -> dict[str, GeneInfo]:
@@ -178,7 +173,7 @@ def load_run(run_dir: str | Path) -> RunData:
     notes: list[str] = []
     if not study_path.is_file():
         notes.append(f"{STUDY_FILE} is missing: gene types are guessed from the values")
-    names, senses = _objectives(study, summary)
+    names, senses = _objectives(study, summary, d)
     rows = read_log(log)
     genes = _genes(study)
     if not genes:  # no study: take every genome key, typed by its values

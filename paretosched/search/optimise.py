@@ -270,8 +270,7 @@ class SearchRun:
         if not ok:
             return []
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ok])
-        front = [ok[k] for k in pareto.front_indices(F)]
-        return sorted(front, key=lambda i: (self.ledger.objective_vector(i, self.signs).tolist(), i))
+        return [ok[k] for k in pareto.front(F)]
 
     def _hv(self, ids: list[int]) -> float | None:
         if self.state["ref"] is None or not ids:
@@ -356,8 +355,6 @@ class SearchRun:
         write_json(self.run_dir / SUMMARY, self._summary(front, final, block))
 
     def _summary(self, front: list[int], final: bool, recheck: dict[str, Any]) -> dict[str, Any]:
-        from pymoo.util.dominator import Dominator
-
         ref = self.state["ref"]
         rows = self.ledger.rows
         baselines = {}
@@ -365,8 +362,7 @@ class SearchRun:
             dominated_by: list[int] = []
             if self.ledger.ok(bid):
                 fb = self.ledger.objective_vector(bid, self.signs)
-                dominated_by = [i for i in front
-                                if Dominator.get_relation(self.ledger.objective_vector(i, self.signs), fb) == 1]
+                dominated_by = [i for i in front if pareto.dominates(self.ledger.objective_vector(i, self.signs), fb)]
             baselines[name] = {"eval_id": bid, "status": rows[bid]["status"], "objectives": rows[bid]["objectives"],
                                # on the search seeds, where the front was selected: the verdict users
                                # act on is recheck.dominated_baselines (fresh seeds)

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pymoo.util.dominator import Dominator
+
+from paretosched.search import pareto
 
 
 def _values(row: dict[str, Any] | None, names: list[str]) -> dict[str, float] | None:
@@ -44,7 +45,7 @@ def _std(per_seed: list[dict[str, Any]], names: list[str]) -> dict[str, float] |
 def _dominates(a: dict[str, float], b: dict[str, float], names: list[str], signs: np.ndarray) -> bool:
     fa = signs * np.array([a[o] for o in names])
     fb = signs * np.array([b[o] for o in names])
-    return bool(Dominator.get_relation(fa, fb) == 1)
+    return pareto.dominates(fa, fb)
 
 
 def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[str]) -> dict[str, float | None]:
