@@ -97,11 +97,11 @@ class Run:
         frame = _tidy(rows, self.data.genes, self.objectives).reset_index(drop=True)
         first = [*META_COLUMNS, *self.genes, *self.objectives]
         frame = frame[[*first, *(c for c in frame.columns if c not in first)]].copy()
-        current = {r["eval_id"] for r in current_rows(rows)}
-        frame["seeds"] = [list(r.get("seeds") or []) for r in rows]
-        frame["current"] = [r["eval_id"] in current for r in rows]
-        frame["supersedes"] = pd.array([r.get("supersedes") for r in rows], dtype="Int64")
-        frame["error"] = [r.get("error") for r in rows]
+        current = {r.eval_id for r in current_rows(rows)}
+        frame["seeds"] = [list(r.seeds) for r in rows]
+        frame["current"] = [r.eval_id in current for r in rows]
+        frame["supersedes"] = pd.array([r.supersedes for r in rows], dtype="Int64")
+        frame["error"] = [r.error for r in rows]
         frame["recheck_of"] = frame["recheck_of"].astype("Int64")
         return frame
 
@@ -113,12 +113,11 @@ class Run:
         current = set(self.evaluations["eval_id"][self.evaluations["current"]])
         for eval_id in sorted(self.data.rows):
             row = self.data.rows[eval_id]
-            for s in row.get("per_seed") or []:
-                rec = {"eval_id": eval_id, "kind": row.get("kind"), "generation": row.get("generation"),
-                       "name": row.get("name"), "current": eval_id in current, "seed": s.get("seed"),
-                       "status": s.get("status"),
-                       "cached": s.get("cached"), "wall_s": s.get("wall_s"), "error": s.get("error")}
-                rec.update(s.get("metrics") or {})
+            for s in row.per_seed:
+                rec = {"eval_id": eval_id, "kind": row.kind, "generation": row.generation, "name": row.name,
+                       "current": eval_id in current, "seed": s.seed, "status": s.status, "cached": s.cached,
+                       "wall_s": s.wall_s, "error": s.error}
+                rec.update(s.metrics or {})
                 records.append(rec)
         if not records:  # a run that has logged nothing yet: the columns all the same
             return pd.DataFrame(columns=["eval_id", "kind", "generation", "name", "current", "seed", "status",
@@ -170,14 +169,14 @@ class Run:
         rows = self.data.rows
         records = []
         for r in (rows[i] for i in sorted(rows)):
-            if r.get("kind") != "recheck" or r.get("recheck_of") not in rows:
+            if r.kind != "recheck" or r.recheck_of not in rows:
                 continue
-            orig = rows[r["recheck_of"]]
-            rec: dict[str, Any] = {"eval_id": orig["eval_id"], "kind": orig.get("kind"), "name": orig.get("name"),
-                                   "recheck_eval_id": r["eval_id"], "status": r.get("status")}
+            orig = rows[r.recheck_of]
+            rec: dict[str, Any] = {"eval_id": orig.eval_id, "kind": orig.kind, "name": orig.name,
+                                   "recheck_eval_id": r.eval_id, "status": r.status}
             for o in self.objectives:
-                rec[o] = (orig.get("objectives") or {}).get(o)
-                rec[f"recheck_{o}"] = (r.get("objectives") or {}).get(o)
+                rec[o] = (orig.objectives or {}).get(o)
+                rec[f"recheck_{o}"] = (r.objectives or {}).get(o)
             records.append(rec)
         cols = ["eval_id", "kind", "name", "recheck_eval_id", "status", *self.objectives,
                 *(f"recheck_{o}" for o in self.objectives)]
@@ -187,7 +186,7 @@ class Run:
         block = block if isinstance(block, dict) else {}
         seeds = block.get("seeds")
         if not isinstance(seeds, list):
-            seeds = next((list(r.get("seeds") or []) for r in rows.values() if r.get("kind") == "recheck"), [])
+            seeds = next((list(r.seeds) for r in rows.values() if r.kind == "recheck"), [])
         return Recheck(seeds=[int(s) for s in seeds], table=table,
                        dominated_baselines=load_recheck(self.data).dominated_baselines)
 

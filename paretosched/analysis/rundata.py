@@ -1,7 +1,7 @@
 """Load a run directory (docs/rundir.md) into one tidy table for the analysis layer.
 
-`load_run(run_dir)` returns a `RunData`: the raw log rows by eval id (exact JSON values, used
-for export so numbers round-trip bit for bit) and a pandas frame with one row per evaluation:
+`load_run(run_dir)` returns a `RunData`: the log's `Evaluation` records by eval id (exact JSON
+values, used for export so numbers round-trip bit for bit) and a pandas frame with one row per evaluation:
 meta columns (`eval_id`, `kind`, `generation`, `name`, `status`, `recheck_of`), one column per
 gene (its dotted path), one per objective and one per other recorded metric (metric names).
 
@@ -25,7 +25,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from paretosched.errors import UserError
-from paretosched.search.runlog import LOG, POPULATION, SUMMARY, current_rows, read_evaluations
+from paretosched.search.runlog import LOG, POPULATION, SUMMARY, Evaluation, current_rows, read_evaluations
 from paretosched.search.study import STUDY_FILE, Objective
 from paretosched.yamlio import read_yaml
 
@@ -55,12 +55,12 @@ class RunData:
     objectives: list[str]
     senses: list[str]  # "min" | "max", one per objective
     genes: dict[str, GeneInfo]
-    rows: dict[int, dict[str, Any]]  # eval_id -> the log row exactly as parsed from JSON
+    rows: dict[int, Evaluation]  # eval_id -> the log row, values exactly as parsed from JSON
     frame: pd.DataFrame
     summary: dict[str, Any] = field(default_factory=dict)
     population: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    rechecks: dict[int, dict[str, Any]] = field(default_factory=dict)  # re-checked eval id -> its recheck row
+    rechecks: dict[int, Evaluation] = field(default_factory=dict)  # re-checked eval id -> its recheck row
 
     @property
     def signs(self) -> np.ndarray:
@@ -79,16 +79,12 @@ class RunData:
         return f[(f["kind"] == "search") & (f["status"] == "ok")]
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
+def read_log(path: Path) -> list[Evaluation]:
     """The log's rows via the search layer's tolerant reader (a torn last line is dropped)."""
     try:
-        rows = read_evaluations(path)
+        return read_evaluations(path)
     except ValueError as exc:  # a damaged line before the last one
         raise UserError(f"{exc} (the log is damaged)") from None
-    for k, r in enumerate(rows, 1):  # valid JSON, but not a row every reader can index
-        if not isinstance(r, dict) or not isinstance(r.get("eval_id"), int):
-            raise UserError(f"{path}: row {k}: not an evaluation (a JSON object with an integer eval_id)")
-    return rows
 
 
 def _objectives(study: dict[str, Any], summary: dict[str, Any], d: Path) -> tuple[list[str], list[str]]:
@@ -133,18 +129,17 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return value
 
 
-def _tidy(rows: list[dict[str, Any]], genes: dict[str, GeneInfo], objectives: list[str]) -> pd.DataFrame:
+def _tidy(rows: list[Evaluation], genes: dict[str, GeneInfo], objectives: list[str]) -> pd.DataFrame:
     records: list[dict[str, Any]] = []
     for r in rows:
-        rec: dict[str, Any] = {k: r.get(k) for k in META_COLUMNS}
-        genome = r.get("genome") or {}
+        rec: dict[str, Any] = {k: getattr(r, k) for k in META_COLUMNS}
         for g in genes:
-            rec[g] = genome.get(g)
-        objs = r.get("objectives") or {}
+            rec[g] = r.genome.get(g)
+        objs = r.objectives or {}
         for o in objectives:
             v = objs.get(o)
             rec[o] = float(v) if isinstance(v, (int, float)) else math.nan
-        for k, v in (r.get("metrics") or {}).items():
+        for k, v in (r.metrics or {}).items():
             if k not in rec and isinstance(v, (int, float)):
                 rec[k] = float(v)
         records.append(rec)
@@ -177,13 +172,13 @@ def load_run(run_dir: str | Path) -> RunData:
     rows = read_log(log)
     genes = _genes(study)
     if not genes:  # no study: take every genome key, typed by its values
-        keys = sorted({k for r in rows for k in (r.get("genome") or {})})
+        keys = sorted({k for r in rows for k in r.genome})
         for k in keys:
-            vals = [r["genome"][k] for r in rows if k in (r.get("genome") or {})]
+            vals = [r.genome[k] for r in rows if k in r.genome]
             numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
             genes[k] = GeneInfo(path=k, type="float" if numeric else "choice")
     if len(names) < 2:
-        obj_keys = [k for r in rows for k in (r.get("objectives") or {})]
+        obj_keys = [k for r in rows for k in (r.objectives or {})]
         names = list(dict.fromkeys(obj_keys))
         senses = ["min"] * len(names)
     if len(names) < 2:
@@ -191,9 +186,8 @@ def load_run(run_dir: str | Path) -> RunData:
     name = str(summary.get("study") or study.get("name") or d.name)
     # a resampled genome's earlier rows (fewer seeds) would otherwise compete with its current one
     frame = _tidy(current_rows(rows), genes, names)
-    by_id = {int(r["eval_id"]): r for r in rows}
-    rechecks = {int(r["recheck_of"]): r for r in rows
-                if r.get("kind") == "recheck" and r.get("recheck_of") is not None and r.get("status") == "ok"}
+    by_id = {r.eval_id: r for r in rows}
+    rechecks = {r.recheck_of: r for r in rows if r.kind == "recheck" and r.recheck_of is not None and r.ok}
     return RunData(run_dir=d.resolve(), study_name=name, objectives=names, senses=senses, genes=genes,
                    rows=by_id, frame=frame, summary=summary, population=population, notes=notes, rechecks=rechecks)
 

@@ -14,32 +14,16 @@ from __future__ import annotations
 import importlib
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from paretosched.errors import UserError
 from paretosched.search.cache import Cache, cache_key, input_digest
 from paretosched.search.guards import evaluator_id, require_evaluator
+from paretosched.search.runlog import SeedResult
 from paretosched.search import twin
 from paretosched.search.space import canonical
 
 EvalFn = Callable[[dict[str, Any], int], dict[str, float]]
-
-
-@dataclass(frozen=True)
-class SeedResult:
-    """One simulation's outcome."""
-
-    seed: int
-    status: str  # "ok" | "failed"
-    metrics: dict[str, float] | None
-    error: str | None
-    wall_s: float
-    cached: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "status": self.status, "metrics": self.metrics,
-                "error": self.error, "wall_s": self.wall_s, "cached": self.cached}
 
 
 _FN_MEMO: dict[str, EvalFn] = {}

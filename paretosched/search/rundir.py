@@ -121,11 +121,11 @@ class RunLock:
             self._fd = None
 
 
-def check_same_twin(run_dir: Path, state: dict[str, Any], current: str) -> None:
-    """Refuse to resume a run another twin version started: its front would mix two models'
-    numbers (the cache is keyed by twin version, so new evaluations would not match old ones)."""
-    started = state.get("twin")
-    if started is None:  # checkpoints from before the field: the summary written with them
+def check_same_twin(run_dir: Path, started: str | None, current: str) -> None:
+    """Refuse to resume a run another twin version (`started`, the checkpoint's) started: its front
+    would mix two models' numbers (the cache is keyed by twin version, so new evaluations would not
+    match old ones)."""
+    if started is None:  # no checkpoint, or one from before the field: the summary written with it
         try:
             started = json.loads((run_dir / SUMMARY).read_text())["versions"]["twin"]
         except (OSError, ValueError, KeyError, TypeError):

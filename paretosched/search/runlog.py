@@ -1,4 +1,8 @@
-"""The run directory on disk (format: docs/rundir.md): atomic files, log, checkpoint.
+"""The run directory on disk (format: docs/rundir.md): atomic files, log, checkpoint, front.
+
+This module owns the records a run directory stores and is the only code that turns them into
+bytes and back: `Evaluation` (one line of evaluations.jsonl, with its `SeedResult`s),
+`Checkpoint` (checkpoint.pkl) and the front.csv rows. Every other module reads their fields.
 
 Crash safety rests on two rules: every file but the log is replaced atomically (temp file
 in the same directory, fsync, os.replace, fsync of the directory), and the log is only
@@ -14,8 +18,9 @@ import json
 import os
 import pickle
 import tempfile
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 from paretosched.errors import UserError
 
@@ -84,11 +89,117 @@ def write_json(path: str | Path, obj: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# the records
+
+def _bad(why: str) -> ValueError:
+    return ValueError(f"not an evaluation ({why})")
+
+
+def _opt(d: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    v = d.get(key, default)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, kind)):  # no field of a row is a bool
+        raise _bad(f"{key}: expected {getattr(kind, '__name__', kind)}, got {type(v).__name__}")
+    return v
+
+
+@dataclass(frozen=True)
+class SeedResult:
+    """One simulation's outcome; `metrics` as logged (JSON null for a non-finite value)."""
+
+    seed: int
+    status: str  # "ok" | "failed"
+    metrics: dict[str, float | None] | None
+    error: str | None
+    wall_s: float
+    cached: bool  # from the cache, or copied from the row a resampled row supersedes
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seed": self.seed, "status": self.status, "metrics": self.metrics,
+                "error": self.error, "wall_s": self.wall_s, "cached": self.cached}
+
+    @classmethod
+    def from_json(cls, d: Any) -> SeedResult:
+        if not isinstance(d, dict) or not isinstance(d.get("seed"), int):
+            raise _bad("per_seed: expected objects with an integer seed")
+        return cls(d["seed"], str(d.get("status", "ok")), _opt(d, "metrics", dict), _opt(d, "error", str),
+                   float(_opt(d, "wall_s", (int, float), 0.0)), bool(d.get("cached", False)))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation: a genome (kind `search`), a named config (`baseline`) or a re-check of
+    either (`recheck`) on a list of seeds; one line of evaluations.jsonl (docs/rundir.md).
+
+    Format 1 rows carry no version key (every log written so far); a later format adds
+    `format` to its rows, and a reader meeting a format it does not know refuses the row."""
+
+    FORMAT: ClassVar[int] = 1
+
+    eval_id: int
+    kind: str  # search | baseline | recheck
+    generation: int
+    seeds: list[int]
+    per_seed: list[SeedResult]
+    status: str  # ok | failed
+    genome: dict[str, Any] = field(default_factory=dict)  # gene path -> decoded value (config overrides)
+    x: dict[str, Any] = field(default_factory=dict)  # the optimiser's raw gene values
+    config: dict[str, Any] = field(default_factory=dict)  # the complete decoded SimConfig
+    name: str | None = None  # baselines (and their re-checks)
+    recheck_of: int | None = None
+    supersedes: int | None = None  # resampled search rows: the genome's previous row
+    metrics: dict[str, float] | None = None  # mean over seeds (finite values only)
+    objectives: dict[str, float] | None = None  # objective -> mean over seeds, natural sign
+    error: str | None = None
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def objective_values(self, names: list[str]) -> list[float]:
+        """The objectives in `names` order (natural sign); only for a successful evaluation."""
+        assert self.objectives is not None, f"evaluation {self.eval_id} has no objectives"
+        return [float(self.objectives[o]) for o in names]
+
+    def to_json(self) -> dict[str, Any]:
+        """The log line's object, keys in the documented order."""
+        return {"eval_id": self.eval_id, "kind": self.kind, "generation": self.generation, "name": self.name,
+                "recheck_of": self.recheck_of, "supersedes": self.supersedes, "genome": self.genome, "x": self.x,
+                "config": self.config, "seeds": self.seeds, "per_seed": [s.to_json() for s in self.per_seed],
+                "metrics": self.metrics, "objectives": self.objectives, "status": self.status,
+                "error": self.error, "wall_s": self.wall_s}
+
+    @classmethod
+    def from_json(cls, d: Any) -> Evaluation:
+        """A row from its JSON object; ValueError saying what is wrong with it."""
+        if not isinstance(d, dict) or not isinstance(d.get("eval_id"), int) or isinstance(d["eval_id"], bool):
+            raise _bad("a JSON object with an integer eval_id")
+        fmt = d.get("format", 1)
+        if fmt != cls.FORMAT:
+            raise _bad(f"row format {fmt!r}, this paretosched reads format {cls.FORMAT}")
+        seeds = _opt(d, "seeds", list, [])
+        if not all(isinstance(s, int) for s in seeds):
+            raise _bad("seeds: expected integers")
+        return cls(eval_id=d["eval_id"], kind=str(_opt(d, "kind", str, "search")),
+                   generation=int(_opt(d, "generation", int, -1)), seeds=list(seeds),
+                   per_seed=[SeedResult.from_json(s) for s in _opt(d, "per_seed", list, [])],
+                   status=str(_opt(d, "status", str, "failed")), genome=_opt(d, "genome", dict) or {},
+                   x=_opt(d, "x", dict) or {}, config=_opt(d, "config", dict) or {}, name=_opt(d, "name", str),
+                   recheck_of=_opt(d, "recheck_of", int), supersedes=_opt(d, "supersedes", int),
+                   metrics=_opt(d, "metrics", dict), objectives=_opt(d, "objectives", dict),
+                   error=_opt(d, "error", str), wall_s=float(_opt(d, "wall_s", (int, float), 0.0)))
+
+
+# ---------------------------------------------------------------------------------------------
 # the evaluation log
 
-def append_rows(run_dir: Path, rows: Iterable[dict[str, Any]]) -> None:
+def append_rows(run_dir: Path, rows: Iterable[Evaluation]) -> None:
     """Append rows (one JSON line each) in one write, then fsync."""
-    text = "".join(json.dumps(r, allow_nan=False, separators=(",", ":")) + "\n" for r in rows)
+    text = "".join(json.dumps(r.to_json(), allow_nan=False, separators=(",", ":")) + "\n" for r in rows)
     if not text:
         return
     with open(run_dir / LOG, "a", encoding="utf-8") as f:
@@ -97,33 +208,38 @@ def append_rows(run_dir: Path, rows: Iterable[dict[str, Any]]) -> None:
         os.fsync(f.fileno())
 
 
-def current_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def current_rows(rows: list[Evaluation]) -> list[Evaluation]:
     """The rows no later row supersedes (each resampled genome once, with all its seeds).
 
     Every reader that ranks genomes (the search's front, analysis, the API) must use these rows:
     a superseded row holds the same genome on fewer seeds."""
-    gone = {r["supersedes"] for r in rows if r.get("supersedes") is not None}
-    return [r for r in rows if r["eval_id"] not in gone]
+    gone = {r.supersedes for r in rows if r.supersedes is not None}
+    return [r for r in rows if r.eval_id not in gone]
 
 
-def read_evaluations(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of an evaluation log (a run dir or the jsonl itself); a torn last line is dropped."""
+def read_evaluations(path: str | Path) -> list[Evaluation]:
+    """Rows of an evaluation log (a run dir or the jsonl itself); a torn last line is dropped.
+    A damaged line before it is a ValueError naming the file and the line."""
     p = Path(path)
     if p.is_dir():
         p = p / LOG
     if not p.exists():
         return []
-    rows: list[dict[str, Any]] = []
+    rows: list[Evaluation] = []
     lines = p.read_bytes().split(b"\n")
     for i, line in enumerate(lines):
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            obj = json.loads(line)
         except ValueError:
             if i == len(lines) - 1:  # only the unterminated last line may be torn (killed mid-append)
                 break
             raise ValueError(f"{p}:{i + 1}: corrupt log line") from None
+        try:
+            rows.append(Evaluation.from_json(obj))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{p}:{i + 1}: {exc}") from None
     return rows
 
 
@@ -146,27 +262,73 @@ def repair_log(run_dir: Path) -> int:
 # ---------------------------------------------------------------------------------------------
 # checkpoint
 
-def save_checkpoint(run_dir: Path, state: dict[str, Any]) -> None:
-    atomic_write_bytes(run_dir / CHECKPOINT, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+@dataclass
+class Checkpoint:
+    """What a session needs to continue a run exactly where the last one stopped.
+
+    Pickled as a plain dict with `format` (so renaming this class breaks no checkpoint). Format 1
+    (paretosched before this record) had the same keys; a format-1 checkpoint without
+    `n_resampled` predates resampling, and that run continues without it (`resampling` False)."""
+
+    FORMAT: ClassVar[int] = 2
+
+    algorithm: Any  # the pymoo algorithm, between ask and tell
+    twin: str | None = None  # the twin version that started the run (None: a checkpoint from before the field)
+    generation: int = -1
+    n_told: int = 0
+    next_eval_id: int = 0
+    baselines_done: bool = False
+    ref: list[float] | None = None  # reference point, minimisation form
+    ref_source: str | None = None
+    generations: list[dict[str, Any]] = field(default_factory=list)  # summary.json's per-generation records
+    elapsed_s: float = 0.0
+    population: list[int] = field(default_factory=list)
+    baseline_ids: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None
+    done: bool = False
+    n_resampled: int = 0
+    resampling: bool = True
+    recheck_ids: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: Path) -> Checkpoint:
+        fmt = d.get("format") if isinstance(d, dict) else None
+        if fmt not in (1, cls.FORMAT):
+            what = "has no format version" if fmt is None else f"has format {fmt!r}"
+            raise UserError(f"{where}: {what} (another paretosched wrote it); delete it and resume again: the run "
+                            "restarts from its evaluation log")
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in d.items() if k in known}
+        if fmt == 1:
+            values["resampling"] = "n_resampled" in d
+        return cls(**values)
 
 
-def load_checkpoint(run_dir: Path) -> dict[str, Any] | None:
+def save_checkpoint(run_dir: Path, state: Checkpoint) -> None:
+    atomic_write_bytes(run_dir / CHECKPOINT, pickle.dumps(state.to_dict(), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def load_checkpoint(run_dir: Path) -> Checkpoint | None:
     p = run_dir / CHECKPOINT
     if not p.exists():
         return None
     try:
         with open(p, "rb") as f:
-            return pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
+            raw = pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
     except Exception as exc:  # noqa: BLE001 - truncated, corrupt, or pickled by other code
         # the log alone is enough: a resume without checkpoint replays it, simulating nothing logged
         raise UserError(f"{p}: unreadable ({type(exc).__name__}: {exc}); delete it and resume again: "
                         "the run restarts from its evaluation log") from None
+    return Checkpoint.from_dict(raw, p)
 
 
 # ---------------------------------------------------------------------------------------------
 # front.csv
 
-def write_front(run_dir: Path, rows: list[dict[str, Any]], genes: list[str], objectives: list[str],
+def write_front(run_dir: Path, rows: list[Evaluation], genes: list[str], objectives: list[str],
                 recheck: dict[int, dict[str, Any]] | None = None) -> None:
     """front.csv: one line per front point (see docs/rundir.md), atomically. `recheck` maps a
     front eval id to its entry of summary.json's `recheck.front`."""
@@ -178,11 +340,11 @@ def write_front(run_dir: Path, rows: list[dict[str, Any]], genes: list[str], obj
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
     for r in rows:
-        rc = recheck.get(r["eval_id"]) or {}
+        rc = recheck.get(r.eval_id) or {}
         rc_obj, rc_std = rc.get("objectives") or {}, rc.get("std") or {}
-        w.writerow([r["eval_id"], r["generation"],
-                    *[_cell(r["genome"][g]) for g in genes],
-                    *[repr(float(r["objectives"][o])) for o in objectives], len(r["seeds"]),
+        w.writerow([r.eval_id, r.generation,
+                    *[_cell(r.genome[g]) for g in genes],
+                    *[repr(v) for v in r.objective_values(objectives)], len(r.seeds),
                     *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
                     *[repr(float(rc_std[o])) if o in rc_std else "" for o in objectives],
                     ";".join(rc.get("dominated_by_baseline") or []),

@@ -20,18 +20,19 @@ import numpy as np
 import pandas as pd
 
 from paretosched.search import pareto
+from paretosched.search.runlog import Evaluation
 
 
-def _values(row: dict[str, Any] | None, names: list[str]) -> dict[str, float] | None:
-    return None if row is None or row["status"] != "ok" else {o: float(row["objectives"][o]) for o in names}
+def _values(row: Evaluation | None, names: list[str]) -> dict[str, float] | None:
+    return None if row is None or not row.ok else dict(zip(names, row.objective_values(names)))
 
 
-def _per_seed(row: dict[str, Any] | None, names: list[str]) -> list[dict[str, Any]]:
+def _per_seed(row: Evaluation | None, names: list[str]) -> list[dict[str, Any]]:
     if row is None:
         return []
-    return [{"seed": s["seed"], "status": s["status"],
-             "objectives": {o: (s["metrics"] or {}).get(o) for o in names} if s["metrics"] else None}
-            for s in row["per_seed"]]
+    return [{"seed": s.seed, "status": s.status,
+             "objectives": {o: s.metrics.get(o) for o in names} if s.metrics else None}
+            for s in row.per_seed]
 
 
 def _std(per_seed: list[dict[str, Any]], names: list[str]) -> dict[str, float] | None:
@@ -53,7 +54,7 @@ def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[
     return {o: (recheck[o] - search[o]) / abs(search[o]) if search[o] != 0 else None for o in names}
 
 
-def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.ndarray, seeds: list[int],
+def recheck_block(rows: dict[int, Evaluation], names: list[str], signs: np.ndarray, seeds: list[int],
                   front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int]) -> dict[str, Any]:
     """summary.json's `recheck` (docs/rundir.md): front and baselines on the fresh seeds, verdicts.
 
@@ -62,8 +63,8 @@ def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.n
     def part(eid: int) -> dict[str, Any]:
         rc = rows.get(recheck_ids[eid]) if eid in recheck_ids else None
         per_seed = _per_seed(rc, names)
-        return {"recheck_eval_id": None if rc is None else rc["eval_id"], "search": _values(rows[eid], names),
-                "n_search_seeds": len(rows[eid]["seeds"]), "objectives": _values(rc, names),
+        return {"recheck_eval_id": None if rc is None else rc.eval_id, "search": _values(rows[eid], names),
+                "n_search_seeds": len(rows[eid].seeds), "objectives": _values(rc, names),
                 "per_seed": per_seed, "std": _std(per_seed, names)}
 
     key = "objectives" if seeds else "search"  # what the verdicts are decided on

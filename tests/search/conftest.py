@@ -33,9 +33,14 @@ def run_quiet(study: Path, out: Path, **kwargs: Any) -> Path:
         return optimise(str(study), out=str(out), quiet=True, **kwargs)
 
 
+def log_json(run_dir: Path) -> list[dict[str, Any]]:
+    """The log's rows as the JSON objects on disk (through the typed reader): tests of the format."""
+    return [r.to_json() for r in read_evaluations(run_dir)]
+
+
 def stable_rows(run_dir: Path) -> list[dict[str, Any]]:
     """Log rows without the fields that legitimately vary (timings, cache hits)."""
-    rows = read_evaluations(run_dir)
+    rows = log_json(run_dir)
     out = []
     for r in rows:
         r = {k: v for k, v in r.items() if k not in VOLATILE}

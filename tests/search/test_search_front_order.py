@@ -11,13 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from conftest import run_quiet, write_study
+from conftest import log_json, run_quiet, write_study
 
 import paretosched as ps
 from paretosched.analysis.front import front_of, reference_point
 from paretosched.analysis.rundata import load_run
 from paretosched.cli import main
-from paretosched.search.runlog import read_evaluations
 
 MAXIMISED_FIRST = dict(objectives=[{"max": "utilisation"}, "mean_bsld"], reference_point=None,
                        algorithm={"pop_size": 12}, budget={"generations": 4})
@@ -32,7 +31,7 @@ def test_a_maximised_first_objective_orders_every_front_alike(tmp_path: Path) ->
     run = run_quiet(write_study(tmp_path, **MAXIMISED_FIRST), tmp_path / "run")
     ids = _front_csv_ids(run)
     assert len(ids) >= 3
-    rows = {r["eval_id"]: r for r in read_evaluations(run)}
+    rows = {r["eval_id"]: r for r in log_json(run)}
     util = [rows[i]["objectives"]["utilisation"] for i in ids]
     assert util == sorted(util, reverse=True)  # best (highest) first, as the pick index counts
     assert front_of(load_run(run))["eval_id"].tolist() == ids

@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 import conftest
-from paretosched.search.runlog import read_evaluations
 
-from conftest import run_quiet, stable_rows, summary, write_study
+from conftest import log_json, run_quiet, stable_rows, summary, write_study
 
 LUCKY = "paretosched.search.analytic:evaluate_lucky"
 # opt lies on the true front (freq 0.55); fcfs is far from it
@@ -33,7 +32,7 @@ def _dominates(a: dict[str, float], b: dict[str, float]) -> bool:
 
 def test_dominated_baselines_are_dominated_on_the_recheck_seeds(tmp_path: Path) -> None:
     run = run_quiet(write_study(tmp_path, **STUDY), tmp_path / "run")
-    s, rows = summary(run), {r["eval_id"]: r for r in read_evaluations(run)}
+    s, rows = summary(run), {r["eval_id"]: r for r in log_json(run)}
     rc = s["recheck"]
     assert len(rc["seeds"]) == 3 and not set(rc["seeds"]) & set(s["seeds"])
     # every front point and every baseline has a re-check row on exactly these seeds
@@ -78,14 +77,14 @@ def test_front_csv_carries_the_recheck_and_the_flags(tmp_path: Path) -> None:
 def test_a_run_killed_during_the_recheck_resumes_it_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kw = dict(STUDY, evaluator="conftest:evaluate_lucky_then_interrupt")
     whole = run_quiet(write_study(tmp_path, **kw), tmp_path / "whole")
-    n_recheck = sum(len(r["seeds"]) for r in read_evaluations(whole) if r["kind"] == "recheck")
+    n_recheck = sum(len(r["seeds"]) for r in log_json(whole) if r["kind"] == "recheck")
     total = summary(whole)["n_simulations"]
     monkeypatch.setitem(conftest.INTERRUPT_AFTER, "calls", 0)
     monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", total - n_recheck // 2)  # half-way through
     with pytest.raises(KeyboardInterrupt):
         run_quiet(write_study(tmp_path, **kw), tmp_path / "cut")
     assert summary(tmp_path / "cut")["status"] == "interrupted"
-    assert not [r for r in read_evaluations(tmp_path / "cut") if r["kind"] == "recheck"]
+    assert not [r for r in log_json(tmp_path / "cut") if r["kind"] == "recheck"]
     monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", 10**9)
     run_quiet(tmp_path / "cut", tmp_path / "cut", resume=True)
     assert stable_rows(tmp_path / "cut") == stable_rows(whole)
@@ -127,7 +126,7 @@ def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Pat
     rc = s["recheck"]
     assert rc["seeds"] == [] and rc["verdicts_on"] == "search seeds"
     assert all(p["objectives"] is None for p in rc["front"])
-    assert not [r for r in read_evaluations(run) if r["kind"] == "recheck"]
+    assert not [r for r in log_json(run) if r["kind"] == "recheck"]
     on_search = [n for n, b in s["baselines"].items() if b["dominated_on_search_seeds"]]
     assert rc["dominated_baselines"] == on_search and "fcfs" in on_search
     lines = list(csv.DictReader(io.StringIO((run / "front.csv").read_text())))  # front.csv says the same
