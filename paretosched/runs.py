@@ -29,7 +29,8 @@ from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
 from paretosched.analysis.rundata import load_run as _load_run_data
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-from paretosched.search.runlog import FRONT, current_rows
+from paretosched.search.runlog import FRONT, current_rows, read_front
+from paretosched.search.summary import Summary
 
 TABLE_FORMATS = (".csv", ".parquet")
 
@@ -58,7 +59,7 @@ class Run:
 
     def __repr__(self) -> str:
         return (f"Run({str(self.path)!r}, study={self.study_name!r}, evaluations={len(self.data.rows)}, "
-                f"status={self.summary.get('status', '?')!r})")
+                f"status={self.summary.status or '?'!r})")
 
     # identity ---------------------------------------------------------------------------
     @property
@@ -84,8 +85,8 @@ class Run:
         return list(self.data.genes)
 
     @property
-    def summary(self) -> dict[str, Any]:
-        """summary.json as written by the search (empty if missing)."""
+    def summary(self) -> Summary:
+        """summary.json as written by the search (every field at its default if missing)."""
         return self.data.summary
 
     # tables -----------------------------------------------------------------------------
@@ -128,14 +129,9 @@ class Run:
     def front(self) -> pd.DataFrame:
         """front.csv, the search's front with its re-check columns (docs/rundir.md); floats bit
         for bit. `analysis.front.front_of` ranks the same points (a test holds them equal)."""
-        path = self.path / FRONT
-        if not path.is_file():
+        front = read_front(self.path)
+        if front is None:
             raise UserError(f"{self.path}: no {FRONT} yet (no generation has finished)")
-        # the python engine parses floats with float(), exact on every pandas version
-        front = pd.read_csv(path, engine="python", keep_default_na=False, na_values=[""])
-        for col in ("eval_id", "generation", "n_seeds", "recheck_eval_id"):
-            if col in front:
-                front[col] = front[col].astype("Int64")
         return front
 
     @cached_property
@@ -182,8 +178,7 @@ class Run:
                 *(f"recheck_{o}" for o in self.objectives)]
         table = pd.DataFrame.from_records(records, columns=cols)
         # the summary's block changes shape between versions: read only what is there
-        block = self.summary.get("recheck")
-        block = block if isinstance(block, dict) else {}
+        block = self.summary.recheck
         seeds = block.get("seeds")
         if not isinstance(seeds, list):
             seeds = next((list(r.seeds) for r in rows.values() if r.kind == "recheck"), [])

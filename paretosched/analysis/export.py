@@ -64,7 +64,7 @@ def config_document(run: RunData, eval_id: int, pick: str) -> dict[str, Any]:
         prov["recheck"] = recheck
     prov["paretosched_version"] = paretosched.__version__
     # the twin that produced the objectives: `simulate` warns when it runs on a different one
-    twin = (run.summary.get("versions") or {}).get("twin")
+    twin = run.summary.twin
     if twin:
         prov["twin_version"] = twin
     doc["provenance"] = prov

@@ -207,7 +207,7 @@ def standard_picks(run: RunData, front: pd.DataFrame) -> list[Pick]:
 def reference_point(run: RunData) -> np.ndarray:
     """The run's fixed reference point (minimisation form); for a summary that does not record
     it, the search's rule (`pareto.reference_from` over generation 0 and the baselines)."""
-    rp = run.summary.get("reference_point") or {}
+    rp = run.summary.reference_point or {}
     if all(isinstance(rp.get(o), (int, float)) for o in run.objectives):
         return min_form(np.array([rp[o] for o in run.objectives], dtype=float), run.signs)
     ok = require_ok(run)
@@ -219,7 +219,7 @@ def reference_point(run: RunData) -> np.ndarray:
 
 def hypervolume_by_generation(run: RunData) -> pd.DataFrame:
     """Columns generation, hv, front_size, source: summary.json when it has hv, else recomputed."""
-    gens = run.summary.get("generations") or []
+    gens = run.summary.generations
     if gens and all(isinstance(g.get("hv"), (int, float)) for g in gens):
         return pd.DataFrame({"generation": [int(g["generation"]) for g in gens],
                              "hv": [float(g["hv"]) for g in gens],

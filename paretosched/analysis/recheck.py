@@ -99,8 +99,7 @@ def _checked(entry: Any, row: Evaluation | None, dominated_by: Any = ()) -> Chec
 
 def load_recheck(run: RunData) -> Recheck:
     """The run's re-check, from summary.json and the log (see the module docstring)."""
-    block = run.summary.get("recheck")
-    block = block if isinstance(block, dict) else {}
+    block = run.summary.recheck
     seeds = [int(s) for s in block.get("seeds") or [] if isinstance(s, int)]
     front: dict[int, Checked] = {}
     entries = block.get("front")
@@ -137,8 +136,7 @@ def search_seed_verdicts(run: RunData) -> dict[str, bool]:
     """summary.json's `baselines.NAME.dominated_on_search_seeds` (`dominated` in runs written before
     the name said so): dominated by the front on the SEARCH seeds (the seeds the front was selected
     on, which flatters it); only baselines the summary judges."""
-    said = run.summary.get("baselines")
-    said = said if isinstance(said, dict) else {}
+    said = run.summary.baselines
     out = {}
     for n, e in said.items():
         v = e.get("dominated_on_search_seeds", e.get("dominated")) if isinstance(e, dict) else None

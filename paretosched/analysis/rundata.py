@@ -14,7 +14,6 @@ Analysis only needs the study's name, objectives and gene types.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +24,10 @@ import pandas as pd
 from pydantic import ValidationError
 
 from paretosched.errors import UserError
+from paretosched.search.files import read_json
 from paretosched.search.runlog import LOG, POPULATION, SUMMARY, Evaluation, current_rows, read_evaluations
 from paretosched.search.study import STUDY_FILE, Objective
+from paretosched.search.summary import Summary, read_summary
 from paretosched.yamlio import read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
@@ -57,7 +58,7 @@ class RunData:
     genes: dict[str, GeneInfo]
     rows: dict[int, Evaluation]  # eval_id -> the log row, values exactly as parsed from JSON
     frame: pd.DataFrame
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: Summary = field(default_factory=Summary)
     population: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     rechecks: dict[int, Evaluation] = field(default_factory=dict)  # re-checked eval id -> its recheck row
@@ -87,9 +88,9 @@ def read_log(path: Path) -> list[Evaluation]:
         raise UserError(f"{exc} (the log is damaged)") from None
 
 
-def _objectives(study: dict[str, Any], summary: dict[str, Any], d: Path) -> tuple[list[str], list[str]]:
+def _objectives(study: dict[str, Any], summary: Summary, d: Path) -> tuple[list[str], list[str]]:
     """Names and senses, parsed by the study's own `Objective` (every form a study file accepts)."""
-    src, raw = (SUMMARY, summary.get("objectives")) if summary.get("objectives") else (STUDY_FILE, study.get("objectives"))
+    src, raw = (SUMMARY, summary.objectives) if summary.objectives else (STUDY_FILE, study.get("objectives"))
     parsed: list[Objective] = []
     for k, o in enumerate(raw if isinstance(raw, list) else []):
         try:
@@ -107,26 +108,6 @@ def _genes(study: dict[str, Any]) -> dict[str, GeneInfo]:
         out[path] = GeneInfo(path=path, type=str(g.get("type", "float")), log=bool(g.get("log", False)),
                              low=g.get("low"), high=g.get("high"), values=g.get("values"))
     return out
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object file; None when missing (older or killed runs), a UserError when damaged.
-
-    The search writes these files atomically, so an unreadable one is damage, not a write in
-    progress: ignoring it would silently drop the re-check and the verdicts from the report."""
-    if not path.is_file():
-        return None
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text (the file is damaged)") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg}; the file is damaged)") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not isinstance(value, dict):
-        raise UserError(f"{path}: expected a JSON object, got {type(value).__name__} (the file is damaged)")
-    return value
 
 
 def _tidy(rows: list[Evaluation], genes: dict[str, GeneInfo], objectives: list[str]) -> pd.DataFrame:
@@ -163,8 +144,8 @@ def load_run(run_dir: str | Path) -> RunData:
     study = read_yaml(study_path) if study_path.is_file() else {}
     if not isinstance(study, dict):
         raise UserError(f"{study_path}: expected a mapping (the resolved study)")
-    summary = _read_json(d / SUMMARY) or {}
-    population = _read_json(d / POPULATION)
+    summary = read_summary(d) or Summary()
+    population = read_json(d / POPULATION)
     notes: list[str] = []
     if not study_path.is_file():
         notes.append(f"{STUDY_FILE} is missing: gene types are guessed from the values")
@@ -183,7 +164,7 @@ def load_run(run_dir: str | Path) -> RunData:
         senses = ["min"] * len(names)
     if len(names) < 2:
         raise UserError(f"{d}: cannot tell the objectives (need at least two, in summary.json or study.yaml)")
-    name = str(summary.get("study") or study.get("name") or d.name)
+    name = str(summary.study or study.get("name") or d.name)
     # a resampled genome's earlier rows (fewer seeds) would otherwise compete with its current one
     frame = _tidy(current_rows(rows), genes, names)
     by_id = {r.eval_id: r for r in rows}

@@ -23,12 +23,14 @@ from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
-from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, mark_interrupted, open_run
-from paretosched.search.runlog import (LOG, POPULATION, SUMMARY, Checkpoint, atomic_write_text, load_checkpoint,
-                                       repair_log, save_checkpoint, write_front, write_json)
+from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, open_run
+from paretosched.search.files import atomic_write_text, write_json
+from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, load_checkpoint, repair_log, save_checkpoint,
+                                       write_front)
 from paretosched.search.space import SearchSpace
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
+from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
 
@@ -331,8 +333,8 @@ class SearchRun:
     def _write_outputs(self, final: bool, recheck: dict[int, int] | None = None) -> None:
         front = self._front_ids()
         block = self._recheck_summary(front, recheck or {})
-        write_front(self.run_dir, [self.ledger.rows[i] for i in front], self.space.paths, self.names,
-                    {p["eval_id"]: p for p in block["front"]})
+        write_front(self.run_dir, Front([self.ledger.rows[i] for i in front], {p["eval_id"]: p for p in block["front"]}),
+                    self.space.paths, self.names)
         pop_ids = self.state.population
         pop_ranks: list[int | None] = [None] * len(pop_ids)
         ok_pos = [k for k, i in enumerate(pop_ids) if self.ledger.ok(i)]
@@ -342,9 +344,9 @@ class SearchRun:
                 pop_ranks[k] = int(r)
         write_json(self.run_dir / POPULATION, {"generation": self.state.generation, "final": final,
                                                "eval_ids": pop_ids, "rank": pop_ranks})
-        write_json(self.run_dir / SUMMARY, self._summary(front, final, block))
+        write_summary(self.run_dir, self._summary(front, final, block))
 
-    def _summary(self, front: list[int], final: bool, recheck: dict[str, Any]) -> dict[str, Any]:
+    def _summary(self, front: list[int], final: bool, recheck: dict[str, Any]) -> Summary:
         ref = self.state.ref
         rows = self.ledger.rows
         baselines = {}
@@ -362,22 +364,21 @@ class SearchRun:
         # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
         per_seed = [s for r in rows.values() for s in r.per_seed
                     if r.supersedes is None or s.seed not in rows[r.supersedes].seeds]
-        return {
-            "study": self.study.name, "status": "done" if final else "running",
-            "stop_reason": self.state.stop_reason if final else None,
-            "objectives": [o.model_dump() for o in self.study.objectives],
-            "reference_point": None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
-            "reference_point_source": self.state.ref_source,
-            "generations": [{k: v for k, v in g.items() if k not in ("n_rows", "failures_total")}
-                            for g in self.state.generations],
-            "n_evaluations": len(search), "n_told": self.state.n_told,
-            "n_failed": sum(1 for i in search if not self.ledger.ok(i)),
-            "n_simulations": sum(1 for s in per_seed if not s.cached),
-            "n_cache_hits": sum(1 for s in per_seed if s.cached),
-            "front": front, "hv": self._hv(front), "baselines": baselines,
-            "recheck": recheck, "n_resampled": self.state.n_resampled,
-            "resampling": None if not self.resampler.active else self.resampler.spec.model_dump(),  # type: ignore[union-attr]
-            "seeds": self.seeds, "elapsed_s": round(self._elapsed(), 3),
-            "versions": {"paretosched": twin_version().split("+")[0], "twin": twin_version()},
-            "files": {"log": LOG},
-        }
+        return Summary(
+            study=self.study.name, status="done" if final else "running",
+            stop_reason=self.state.stop_reason if final else None,
+            objectives=[o.model_dump() for o in self.study.objectives],
+            reference_point=None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
+            reference_point_source=self.state.ref_source,
+            generations=[{k: v for k, v in g.items() if k not in ("n_rows", "failures_total")}
+                         for g in self.state.generations],
+            n_evaluations=len(search), n_told=self.state.n_told,
+            n_failed=sum(1 for i in search if not self.ledger.ok(i)),
+            n_simulations=sum(1 for s in per_seed if not s.cached),
+            n_cache_hits=sum(1 for s in per_seed if s.cached),
+            front=front, hv=self._hv(front), baselines=baselines,
+            recheck=recheck, n_resampled=self.state.n_resampled,
+            resampling=None if not self.resampler.active else self.resampler.spec.model_dump(),  # type: ignore[union-attr]
+            seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
+            versions={"paretosched": twin_version().split("+")[0], "twin": twin_version()},
+            files={"log": LOG})

@@ -4,9 +4,8 @@ This module owns the records a run directory stores and is the only code that tu
 bytes and back: `Evaluation` (one line of evaluations.jsonl, with its `SeedResult`s),
 `Checkpoint` (checkpoint.pkl) and the front.csv rows. Every other module reads their fields.
 
-Crash safety rests on two rules: every file but the log is replaced atomically (temp file
-in the same directory, fsync, os.replace, fsync of the directory), and the log is only
-appended to and fsync'ed, so a SIGKILL can at worst tear its last line, which
+Crash safety rests on two rules: every file but the log is replaced atomically
+(`search/files.py`), and the log is only appended to and fsync'ed, so a SIGKILL can at worst tear its last line, which
 `read_evaluations` drops and `repair_log` truncates before a resumed run appends.
 """
 
@@ -17,76 +16,18 @@ import io
 import json
 import os
 import pickle
-import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
 from paretosched.errors import UserError
+from paretosched.search.files import atomic_write_bytes, atomic_write_text
 
 LOG = "evaluations.jsonl"
 FRONT = "front.csv"
 SUMMARY = "summary.json"
 POPULATION = "population.json"
 CHECKPOINT = "checkpoint.pkl"
-
-# mkstemp creates 0600 files; run directories and the shared cache are often read by a
-# group (a colleague opening the front, a second user's run reusing the cache), so atomic
-# files get the permissions a plain open() would give them.
-def _umask() -> int:
-    # /proc first: os.umask(0) to read it would briefly change it for every thread of the process
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_FILE_MODE = 0o666 & ~_umask()
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: str | Path, data: bytes, fsync: bool = True) -> None:
-    """Replace `path` with `data` so that readers see the old or the new file, never half."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, _FILE_MODE)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            if fsync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if fsync:
-        _fsync_dir(p.parent)
-
-
-def atomic_write_text(path: str | Path, text: str, fsync: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
-
-
-def write_json(path: str | Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=1, allow_nan=False) + "\n")
-
 
 # ---------------------------------------------------------------------------------------------
 # the records
@@ -328,28 +269,61 @@ def load_checkpoint(run_dir: Path) -> Checkpoint | None:
 # ---------------------------------------------------------------------------------------------
 # front.csv
 
-def write_front(run_dir: Path, rows: list[Evaluation], genes: list[str], objectives: list[str],
-                recheck: dict[int, dict[str, Any]] | None = None) -> None:
-    """front.csv: one line per front point (see docs/rundir.md), atomically. `recheck` maps a
-    front eval id to its entry of summary.json's `recheck.front`."""
-    recheck = recheck or {}
-    header = ["eval_id", "generation", *genes, *objectives, "n_seeds",
-              *[f"recheck_{o}" for o in objectives], *[f"recheck_std_{o}" for o in objectives],
-              "dominated_by_baseline", "recheck_eval_id"]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    for r in rows:
-        rc = recheck.get(r.eval_id) or {}
-        rc_obj, rc_std = rc.get("objectives") or {}, rc.get("std") or {}
-        w.writerow([r.eval_id, r.generation,
-                    *[_cell(r.genome[g]) for g in genes],
-                    *[repr(v) for v in r.objective_values(objectives)], len(r.seeds),
-                    *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
-                    *[repr(float(rc_std[o])) if o in rc_std else "" for o in objectives],
-                    ";".join(rc.get("dominated_by_baseline") or []),
-                    "" if rc.get("recheck_eval_id") is None else rc["recheck_eval_id"]])
-    atomic_write_text(run_dir / FRONT, buf.getvalue())
+@dataclass(frozen=True)
+class Front:
+    """The front: its evaluations in front order (`pareto.front`), each with its entry of
+    summary.json's `recheck.front` once re-checked; stored as front.csv (docs/rundir.md).
+
+    front.csv has no room for a version key: its header is format 1 (`FORMAT`); a later format
+    changes the header, and `read_front` reads by column name."""
+
+    FORMAT: ClassVar[int] = 1
+
+    points: list[Evaluation]
+    recheck: dict[int, dict[str, Any]] = field(default_factory=dict)  # eval id -> re-check entry
+
+    @property
+    def eval_ids(self) -> list[int]:
+        return [p.eval_id for p in self.points]
+
+    def to_csv(self, genes: list[str], objectives: list[str]) -> str:
+        header = ["eval_id", "generation", *genes, *objectives, "n_seeds",
+                  *[f"recheck_{o}" for o in objectives], *[f"recheck_std_{o}" for o in objectives],
+                  "dominated_by_baseline", "recheck_eval_id"]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        for r in self.points:
+            rc = self.recheck.get(r.eval_id) or {}
+            rc_obj, rc_std = rc.get("objectives") or {}, rc.get("std") or {}
+            w.writerow([r.eval_id, r.generation,
+                        *[_cell(r.genome[g]) for g in genes],
+                        *[repr(v) for v in r.objective_values(objectives)], len(r.seeds),
+                        *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
+                        *[repr(float(rc_std[o])) if o in rc_std else "" for o in objectives],
+                        ";".join(rc.get("dominated_by_baseline") or []),
+                        "" if rc.get("recheck_eval_id") is None else rc["recheck_eval_id"]])
+        return buf.getvalue()
+
+
+def write_front(run_dir: Path, front: Front, genes: list[str], objectives: list[str]) -> None:
+    """front.csv, atomically."""
+    atomic_write_text(run_dir / FRONT, front.to_csv(genes, objectives))
+
+
+def read_front(run_dir: Path) -> Any:
+    """front.csv as a pandas DataFrame, floats bit for bit; None when there is none yet."""
+    import pandas as pd  # here, not at the top: evaluation workers import this module for SeedResult
+
+    path = run_dir / FRONT
+    if not path.is_file():
+        return None
+    # the python engine parses floats with float(), exact on every pandas version
+    front = pd.read_csv(path, engine="python", keep_default_na=False, na_values=[""])
+    for col in ("eval_id", "generation", "n_seeds", "recheck_eval_id"):
+        if col in front:
+            front[col] = front[col].astype("Int64")
+    return front
 
 
 def _cell(v: Any) -> str:

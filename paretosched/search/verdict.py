@@ -21,6 +21,7 @@ import pandas as pd
 
 from paretosched.search import pareto
 from paretosched.search.runlog import Evaluation
+from paretosched.search.summary import Summary
 
 
 def _values(row: Evaluation | None, names: list[str]) -> dict[str, float] | None:
@@ -116,17 +117,17 @@ def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.4g}"
 
 
-def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] | None = None) -> str:
+def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None = None) -> str:
     """The end-of-run report of `optimise` as plain aligned text."""
-    names = [o["name"] for o in summary["objectives"]]
-    rc = summary.get("recheck") or {}
+    names = [o["name"] for o in summary.objectives]
+    rc = summary.recheck
     seeds = rc.get("seeds") or []
-    lines = [f"{summary['study']}: {summary['status']} ({summary.get('stop_reason')}), "
-             f"{summary['n_evaluations']} genomes, {summary['n_simulations']} simulations, "
-             f"{len(summary['front'])} front points"]
-    hits = summary.get("n_cache_hits") or 0
+    lines = [f"{summary.study}: {summary.status} ({summary.stop_reason}), "
+             f"{summary.n_evaluations} genomes, {summary.n_simulations} simulations, "
+             f"{len(summary.front)} front points"]
+    hits = summary.n_cache_hits
     if hits:  # a re-run that "finished in 0.15 s" must say why
-        lines.append(f"{hits} of {hits + summary['n_simulations']} seed results came from the evaluation cache "
+        lines.append(f"{hits} of {hits + summary.n_simulations} seed results came from the evaluation cache "
                      f"(docs/rundir.md, 'Cache'; `cache: false` in the study recomputes them)")
     if seeds:
         spread = " (values: mean +- std over them)" if len(seeds) > 1 else " (one seed: no spread)"
@@ -163,8 +164,8 @@ def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] |
               if p.get("dominated_by_front")]
     if behind:
         lines.append(f"on the re-check seeds, front points fall behind other front points: {'; '.join(behind)}")
-    if summary.get("hv") == 0 and summary.get("front"):
-        ref = summary.get("reference_point") or {}
+    if summary.hv == 0 and summary.front:
+        ref = summary.reference_point or {}
         lines.append(f"warning: hypervolume 0: no front point is better than the reference point {ref} in every "
                      f"objective (a study's reference_point set below the front?)")
     ov = overfit_line(rc)

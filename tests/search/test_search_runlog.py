@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from paretosched.search.optimise import optimise
-from paretosched.search.runlog import Evaluation, append_rows, atomic_write_text, read_evaluations, repair_log
+from paretosched.search.files import atomic_write_text
+from paretosched.search.runlog import Evaluation, append_rows, read_evaluations, repair_log
 
 from conftest import run_quiet, summary, write_study
 

@@ -132,9 +132,10 @@ def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Pat
     lines = list(csv.DictReader(io.StringIO((run / "front.csv").read_text())))  # front.csv says the same
     assert [x["dominated_by_baseline"] for x in lines] == [";".join(p["dominated_by_baseline"]) for p in rc["front"]]
     assert any(x["dominated_by_baseline"] for x in lines)
+    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
-    assert "dominated on the search seeds: fcfs" in summary_table(s, str(run))
+    assert "dominated on the search seeds: fcfs" in summary_table(Summary.from_json(s, run), str(run))
 
 
 def test_a_one_seed_recheck_has_no_spread(tmp_path: Path) -> None:
@@ -144,9 +145,10 @@ def test_a_one_seed_recheck_has_no_spread(tmp_path: Path) -> None:
     assert len(rc["seeds"]) == 1
     assert all(p["std"] is None for p in rc["front"]) and all(b["std"] is None for b in rc["baselines"].values())
     assert rc["median_rel_stderr"] == {"energy_kwh": None, "mean_bsld": None}
+    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
-    assert "+-" not in summary_table(summary(run), str(run))
+    assert "+-" not in summary_table(read_summary(run), str(run))
 
 
 def test_a_reference_point_below_the_front_is_warned_about(tmp_path: Path) -> None:
@@ -155,9 +157,10 @@ def test_a_reference_point_below_the_front_is_warned_about(tmp_path: Path) -> No
     run = run_quiet(study, tmp_path / "run")
     s = summary(run)
     assert s["hv"] == 0
+    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
-    assert "warning: hypervolume 0: no front point is better than the reference point" in summary_table(s, str(run))
+    assert "warning: hypervolume 0: no front point is better than the reference point" in summary_table(Summary.from_json(s, run), str(run))
 
 
 def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) -> None:
@@ -167,11 +170,12 @@ def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) 
     for p in rc["front"]:  # recomputed from the re-check means alone
         assert p["dominated_by_front"] == [q["eval_id"] for q in rc["front"]
                                            if q is not p and _dominates(q["objectives"], p["objectives"])]
+    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
     behind = [p for p in rc["front"] if p["dominated_by_front"]]
     assert behind  # this study has one: the check below is exercised
-    table = summary_table(s, str(run))
+    table = summary_table(Summary.from_json(s, run), str(run))
     assert ("fall behind other front points" in table) == bool(behind)
     for p in behind:
         assert f"{p['eval_id']} (by {', '.join(map(str, p['dominated_by_front']))})" in table
@@ -180,11 +184,12 @@ def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) 
 def test_the_table_says_when_results_came_from_the_cache(tmp_path: Path) -> None:
     # a re-run after `rm -rf runs/X` finished in a blink from the hidden cache, without a word
     study = write_study(tmp_path, **dict(STUDY, cache=True))
+    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
     first = summary(run_quiet(study, tmp_path / "a"))
-    assert "came from the evaluation cache" not in summary_table(first, "a")
+    assert "came from the evaluation cache" not in summary_table(Summary.from_json(first, Path("a")), "a")
     again = summary(run_quiet(study, tmp_path / "b"))
     assert again["n_simulations"] == 0
     assert f"{again['n_cache_hits']} of {again['n_cache_hits']} seed results came from the evaluation cache" \
-        in summary_table(again, "b")
+        in summary_table(Summary.from_json(again, Path("b")), "b")
