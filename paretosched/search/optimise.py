@@ -19,12 +19,12 @@ from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine, require_backend
+from paretosched.search.files import atomic_write_text, write_json
 from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
 from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, open_run
-from paretosched.search.files import atomic_write_text, write_json
 from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, load_checkpoint, repair_log, save_checkpoint,
                                        write_front)
 from paretosched.search.space import SearchSpace

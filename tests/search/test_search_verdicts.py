@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import conftest
+from paretosched.search.summary import Summary, read_summary
 
+import conftest
 from conftest import log_json, run_quiet, stable_rows, summary, write_study
 
 LUCKY = "paretosched.search.analytic:evaluate_lucky"
@@ -132,7 +133,6 @@ def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Pat
     lines = list(csv.DictReader(io.StringIO((run / "front.csv").read_text())))  # front.csv says the same
     assert [x["dominated_by_baseline"] for x in lines] == [";".join(p["dominated_by_baseline"]) for p in rc["front"]]
     assert any(x["dominated_by_baseline"] for x in lines)
-    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
     assert "dominated on the search seeds: fcfs" in summary_table(Summary.from_json(s, run), str(run))
@@ -145,7 +145,6 @@ def test_a_one_seed_recheck_has_no_spread(tmp_path: Path) -> None:
     assert len(rc["seeds"]) == 1
     assert all(p["std"] is None for p in rc["front"]) and all(b["std"] is None for b in rc["baselines"].values())
     assert rc["median_rel_stderr"] == {"energy_kwh": None, "mean_bsld": None}
-    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
     assert "+-" not in summary_table(read_summary(run), str(run))
@@ -157,7 +156,6 @@ def test_a_reference_point_below_the_front_is_warned_about(tmp_path: Path) -> No
     run = run_quiet(study, tmp_path / "run")
     s = summary(run)
     assert s["hv"] == 0
-    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
     assert "warning: hypervolume 0: no front point is better than the reference point" in summary_table(Summary.from_json(s, run), str(run))
@@ -170,7 +168,6 @@ def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) 
     for p in rc["front"]:  # recomputed from the re-check means alone
         assert p["dominated_by_front"] == [q["eval_id"] for q in rc["front"]
                                            if q is not p and _dominates(q["objectives"], p["objectives"])]
-    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
     behind = [p for p in rc["front"] if p["dominated_by_front"]]
@@ -184,7 +181,6 @@ def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) 
 def test_the_table_says_when_results_came_from_the_cache(tmp_path: Path) -> None:
     # a re-run after `rm -rf runs/X` finished in a blink from the hidden cache, without a word
     study = write_study(tmp_path, **dict(STUDY, cache=True))
-    from paretosched.search.summary import Summary, read_summary
     from paretosched.search.verdict import summary_table
 
     first = summary(run_quiet(study, tmp_path / "a"))
