@@ -1,11 +1,13 @@
-"""The run directory's typed records (search/runlog.py): a log row is an `Evaluation` that
-round-trips to the same JSON, and checkpoints are versioned: the format main wrote (a plain
-dict, format 1) still resumes, an unversioned one is a one-line error that says what to do."""
+"""The run directory's typed records (search/runlog.py, search/summary.py): a log row is an
+`Evaluation` that round-trips to the same JSON; checkpoints and summaries are versioned: what
+main wrote still loads and resumes, an unversioned checkpoint is a one-line error that says what
+to do, a summary of a later format is refused."""
 
 from __future__ import annotations
 
 import json
 import pickle
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from conftest import run_quiet, stable_rows, summary, write_study
 import paretosched as ps
 from paretosched.errors import UserError
 from paretosched.search.runlog import CHECKPOINT, Checkpoint, Evaluation, load_checkpoint, read_evaluations
+from paretosched.search.summary import Summary, read_summary
 
 SMALL = dict(budget={"generations": 3}, algorithm={"pop_size": 8}, seeds=2, recheck=2,
              baselines={"fcfs": {"scheduler": {"job_policy": "first", "backfilling": "none"}}})
@@ -87,3 +90,17 @@ def test_an_unversioned_checkpoint_is_a_one_line_error_that_says_what_to_do(run:
     (run / CHECKPOINT).unlink()  # what the message says: the log alone finishes the run
     assert run_quiet(run, run, resume=True) == run
     assert stable_rows(run) == before
+
+
+def test_the_summary_record_reads_what_main_wrote_and_refuses_a_later_format(run: Path) -> None:
+    raw = json.loads((run / "summary.json").read_text())
+    assert raw["format"] == Summary.FORMAT and list(raw) == [f.name for f in fields(Summary)]
+    s = read_summary(run)
+    assert s is not None and s.to_json() == raw and s.front == raw["front"] and s.twin == raw["versions"]["twin"]
+    del raw["format"]  # as main wrote it
+    (run / "summary.json").write_text(json.dumps(raw | {"recheck": "junk", "n_told": True}))
+    old = read_summary(run)
+    assert old is not None and old.front == s.front and old.recheck == {} and old.n_told == 0  # junk reads as absent
+    (run / "summary.json").write_text(json.dumps(raw | {"format": 2}))
+    with pytest.raises(UserError, match=r"summary.json: format 2; this paretosched reads summary format 1"):
+        ps.load_run(run)
