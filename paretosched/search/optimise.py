@@ -25,8 +25,8 @@ from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
 from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, open_run
-from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, load_checkpoint, repair_log, save_checkpoint,
-                                       write_front)
+from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Generation, load_checkpoint, repair_log,
+                                       save_checkpoint, write_front)
 from paretosched.search.space import SearchSpace
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
@@ -230,7 +230,7 @@ class SearchRun:
         if self.state.ref is None:
             self._fix_reference(ids)
         self.state.population = self._population_ids()
-        record = self._record(gen, ids) | {"resampled": added}
+        record = self._record(gen, ids, added)
         self.state.generations.append(record)
         self._write_outputs(final=False)
         self._checkpoint()
@@ -270,7 +270,7 @@ class SearchRun:
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
         return pareto.hypervolume(F, np.array(self.state.ref))
 
-    def _record(self, gen: int, ids: list[int]) -> dict[str, Any]:
+    def _record(self, gen: int, ids: list[int], resampled: int) -> Generation:
         front = self._front_ids()
         search = self._search_ids()
         best = {}
@@ -279,12 +279,12 @@ class SearchRun:
             vals = [self.ledger.rows[i].objective_values([o])[0] for i in ok]
             if vals:
                 best[o] = float(min(vals) if self.signs[k] > 0 else max(vals))
-        known_before = self.state.generations[-1]["n_rows"] if self.state.generations else 0
-        return {"generation": gen, "evaluations": self.state.n_told,
-                "new_evaluations": len(set(ids) - set(range(known_before))),
-                "failures": sum(1 for i in set(ids) if not self.ledger.ok(i) and i >= known_before),
-                "failures_total": sum(1 for i in search if not self.ledger.ok(i)),
-                "hv": self._hv(front), "front_size": len(front), "best": best, "n_rows": self.ledger.next_id}
+        known_before = self.state.generations[-1].n_rows if self.state.generations else 0
+        return Generation(generation=gen, evaluations=self.state.n_told,
+                          new_evaluations=len(set(ids) - set(range(known_before))),
+                          failures=sum(1 for i in set(ids) if not self.ledger.ok(i) and i >= known_before),
+                          hv=self._hv(front), front_size=len(front), best=best, resampled=resampled,
+                          failures_total=sum(1 for i in search if not self.ledger.ok(i)), n_rows=self.ledger.next_id)
 
     # ----------------------------------------------------------------------------------------
     def _finish(self) -> None:
@@ -370,8 +370,7 @@ class SearchRun:
             objectives=[o.model_dump() for o in self.study.objectives],
             reference_point=None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
             reference_point_source=self.state.ref_source,
-            generations=[{k: v for k, v in g.items() if k not in ("n_rows", "failures_total")}
-                         for g in self.state.generations],
+            generations=[g.to_json() for g in self.state.generations],
             n_evaluations=len(search), n_told=self.state.n_told,
             n_failed=sum(1 for i in search if not self.ledger.ok(i)),
             n_simulations=sum(1 for s in per_seed if not s.cached),

@@ -204,6 +204,29 @@ def repair_log(run_dir: Path) -> int:
 # checkpoint
 
 @dataclass
+class Generation:
+    """One generation's progress: a line of the progress display and of summary.json's
+    `generations` (docs/rundir.md); `failures_total` and `n_rows` are the checkpoint's own."""
+
+    generation: int
+    evaluations: int  # genomes told so far
+    new_evaluations: int  # rows this generation added
+    failures: int  # of those, failed
+    hv: float | None
+    front_size: int
+    best: dict[str, float]  # best value so far per objective, natural sign
+    resampled: int = 0  # seed results resampling added
+    failures_total: int = 0  # failed current search rows so far
+    n_rows: int = 0  # rows logged once this generation was done
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry of summary.json's `generations`."""
+        return {"generation": self.generation, "evaluations": self.evaluations,
+                "new_evaluations": self.new_evaluations, "failures": self.failures, "hv": self.hv,
+                "front_size": self.front_size, "best": self.best, "resampled": self.resampled}
+
+
+@dataclass
 class Checkpoint:
     """What a session needs to continue a run exactly where the last one stopped.
 
@@ -221,7 +244,7 @@ class Checkpoint:
     baselines_done: bool = False
     ref: list[float] | None = None  # reference point, minimisation form
     ref_source: str | None = None
-    generations: list[dict[str, Any]] = field(default_factory=list)  # summary.json's per-generation records
+    generations: list[Generation] = field(default_factory=list)
     elapsed_s: float = 0.0
     population: list[int] = field(default_factory=list)
     baseline_ids: dict[str, int] = field(default_factory=dict)
@@ -232,7 +255,8 @@ class Checkpoint:
     recheck_ids: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        out = {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        return out | {"generations": [vars(g).copy() for g in self.generations]}
 
     @classmethod
     def from_dict(cls, d: Any, where: Path) -> Checkpoint:
@@ -245,6 +269,9 @@ class Checkpoint:
         values = {k: v for k, v in d.items() if k in known}
         if fmt == 1:
             values["resampling"] = "n_resampled" in d
+        known = {f.name for f in fields(Generation)}  # format 1's have no `resampled` before resampling
+        values["generations"] = [Generation(**{k: v for k, v in g.items() if k in known})
+                                 for g in values.get("generations", [])]
         return cls(**values)
 
 
@@ -263,7 +290,11 @@ def load_checkpoint(run_dir: Path) -> Checkpoint | None:
         # the log alone is enough: a resume without checkpoint replays it, simulating nothing logged
         raise UserError(f"{p}: unreadable ({type(exc).__name__}: {exc}); delete it and resume again: "
                         "the run restarts from its evaluation log") from None
-    return Checkpoint.from_dict(raw, p)
+    try:
+        return Checkpoint.from_dict(raw, p)
+    except TypeError as exc:  # a versioned dict without a field its format has
+        raise UserError(f"{p}: incomplete ({exc}); delete it and resume again: the run restarts from its "
+                        "evaluation log") from None
 
 
 # ---------------------------------------------------------------------------------------------
