@@ -36,6 +36,7 @@ from paretosched.analysis.plotlyjs import plotly_script
 from paretosched.analysis.recheck import Checked, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.units import metric_title
+from paretosched.search.runlog import Evaluation
 
 EXPLORER_PAGE = "explorer.html"
 # data longer than this (characters of JSON) is gzipped into the page: a quickstart-size run's
@@ -48,13 +49,13 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
-def _hover(row: dict[str, Any]) -> str:
+def _hover(row: Evaluation) -> str:
     """The head and genes of a point's hover text; the page appends the metrics from its values."""
     esc = plotly_text  # plotly renders a few tags in hover text; entities show as plain text
-    head = f"<b>{esc(row['name'])}</b> (baseline)" if row.get("kind") == "baseline" else \
-        f"<b>eval {row['eval_id']}</b> (generation {row.get('generation')})"
+    head = f"<b>{esc(row.name)}</b> (baseline)" if row.kind == "baseline" else \
+        f"<b>eval {row.eval_id}</b> (generation {row.generation})"
     lines = [head]
-    lines += [f"{esc(str(k))} = {esc(str(v))}" for k, v in (row.get("genome") or {}).items()]
+    lines += [f"{esc(str(k))} = {esc(str(v))}" for k, v in row.genome.items()]
     return "<br>".join(lines)
 
 
@@ -109,16 +110,16 @@ def explorer_data(run: RunData) -> dict[str, Any]:
     blocks = _YamlBlocks()
     for eid in shown["eval_id"].astype(int).tolist():
         row = run.rows[eid]
-        vals = {**(row.get("metrics") or {}), **(row.get("objectives") or {})}
-        name = row.get("name")
-        checked = rc.baselines.get(str(name)) if row["kind"] == "baseline" else rc.front.get(eid)
+        vals = {**(row.metrics or {}), **(row.objectives or {})}
+        name = row.name
+        checked = rc.baselines.get(str(name)) if row.kind == "baseline" else rc.front.get(eid)
         points.append({
-            "id": eid, "kind": row["kind"], "name": name, "gen": int(row.get("generation", -1)),
+            "id": eid, "kind": row.kind, "name": name, "gen": row.generation,
             # plotly reads tags and entities in trace names and texts: the escaped name shows literally
             "label": plotly_text(name) if name is not None else None,
             "front": eid in labels, "cluster": labels.get(eid),
             "m": {k: _num(vals.get(k)) for k in metrics},
-            "rc": _checked(checked, metrics) if (eid in labels or row["kind"] == "baseline") else None,
+            "rc": _checked(checked, metrics) if (eid in labels or row.kind == "baseline") else None,
             "hover": _hover(row), "y": blocks.add(config_document(run, eid, "explorer")),
         })
     everything = [p["m"] for p in points] + [p["rc"]["m"] for p in points if p["rc"]]

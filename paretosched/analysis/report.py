@@ -66,9 +66,9 @@ def _picks_table(run: RunData, front: pd.DataFrame, picks: list[Pick]) -> pd.Dat
     for p in picks:
         # values straight from the log row: a Series row would coerce ints to floats
         row = run.rows[p.eval_id]
-        genome = row.get("genome") or {}
         rows.append({"pick": p.name, "eval_id": p.eval_id, "index": pos[p.eval_id],
-                     **{o: row["objectives"][o] for o in run.objectives}, **{g: genome.get(g) for g in run.genes},
+                     **dict(zip(run.objectives, row.objective_values(run.objectives))),
+                     **{g: row.genome.get(g) for g in run.genes},
                      "note": p.note})
     return pd.DataFrame(rows)
 

@@ -197,9 +197,9 @@ def test_hover_metrics_are_formatted_as_python_does(browser, tmp_path: Path) -> 
     shown = browser.execute_script(f"const gd = document.getElementById('{PLOT_ID}');"
                                    "return gd.data[0].text[gd.data[0].customdata.indexOf(2)]")
     row = load_run(run_dir).rows[2]
-    expected = [f"<b>eval 2</b> (generation {row['generation']})"]
-    expected += [f"{plotly_text(k)} = {plotly_text(str(v))}" for k, v in row["genome"].items()]
-    expected += [f"{k} = {v:.6g}" for k, v in row["metrics"].items()]
+    expected = [f"<b>eval 2</b> (generation {row.generation})"]
+    expected += [f"{plotly_text(k)} = {plotly_text(str(v))}" for k, v in row.genome.items()]
+    expected += [f"{k} = {v:.6g}" for k, v in row.metrics.items()]
     assert sorted(shown.split("<br>")) == sorted(expected)
 
 

@@ -11,6 +11,7 @@ from paretosched.analysis.export import export_pick
 from paretosched.analysis.rundata import load_run
 from paretosched.cli import main
 from paretosched.errors import UserError
+from paretosched.search.summary import Summary
 from tests.analysis.synth import Point, write_run
 
 
@@ -39,7 +40,7 @@ def test_a_damaged_summary_is_a_one_line_error_naming_it(tmp_path: Path, text: s
 def test_a_missing_summary_is_tolerated(tmp_path: Path) -> None:
     run_dir = _run(tmp_path)
     (run_dir / "summary.json").unlink()
-    assert load_run(run_dir).summary == {}
+    assert load_run(run_dir).summary == Summary()  # every field at its default
 
 
 def test_export_cli_picks_a_baseline(tmp_path: Path) -> None:
