@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any
 
 from paretosched.sim.state import NodeState, ProcState
 from paretosched.sim.taking import Alloc, power_rank, take_once
@@ -23,8 +23,6 @@ _HEAP_SLACK, _HEAP_MIN = 3, 64  # the heap is rebuilt beyond slack x units + min
 class SpreadIndex:
     """A dynamic policy's candidate index over `procs` and its per-core allocation (the base of
     `CoreSpread`, `BandwidthSpread`: processors as units, and `MemorySpread`: nodes as units)."""
-
-    name: ClassVar[str]
 
     def __init__(self, procs: list[ProcState], bw_cap: float | None, prefer_on: bool) -> None:
         self.procs = procs
@@ -179,8 +177,6 @@ class SpreadIndex:
 class CoreSpread(SpreadIndex):
     """`high_cores`: the processor with the most free cores left."""
 
-    name = "high_cores"
-
     def _entry(self, p: ProcState) -> tuple[Any, ...]:
         return (power_rank(p) if self.prefer_on else 0, -len(p.free), p.idx, self._stamp[p.idx], p)
 
@@ -191,8 +187,6 @@ class CoreSpread(SpreadIndex):
 
 class BandwidthSpread(SpreadIndex):
     """`high_mem_bw`: the processor with the most memory bandwidth left."""
-
-    name = "high_mem_bw"
 
     def _entry(self, p: ProcState) -> tuple[Any, ...]:
         return (power_rank(p) if self.prefer_on else 0, p.bw_used - p.bw_cap, p.idx, self._stamp[p.idx], p)
@@ -209,8 +203,6 @@ class MemorySpread(SpreadIndex):
     the index a node ranks as its first processor with a free core, during a call as its first
     with room for the job) and a core taken does not leave every sibling processor's entry stale.
     """
-
-    name = "high_mem"
 
     def __init__(self, procs: list[ProcState], bw_cap: float | None, prefer_on: bool) -> None:
         mine = set(procs)
