@@ -1,6 +1,6 @@
 """Job-selection and resource-selection policies of thesis table 3.2, as strategy objects.
 
-Each policy is a class with one contract (as CloudSimPy's scheduler holds an interchangeable
+Each policy is an object behind one contract (as CloudSimPy's scheduler holds an interchangeable
 algorithm object): a `JobSelector` gives the next job (`head`) and the queue in its order
 (`order`); a `ResourceSelector` ranks processors (`ranked`) and takes cores for a job
 (`allocate`). `job_selector(name, ...)` and `resource_selector(name, ...)` build one from the
@@ -21,35 +21,21 @@ Ties always break on platform order, so every run is deterministic.
 from __future__ import annotations
 
 import random
+from functools import partial
+from operator import attrgetter
 from typing import Any, Callable, ClassVar
 
 from paretosched.sim.spreading import BandwidthSpread, CoreSpread, MemorySpread, SpreadIndex
 from paretosched.sim.state import ProcState
 from paretosched.sim.taking import Alloc, power_rank, take
 
-def _key_shortest(j: Any) -> Any:
-    return (j.req_time, j.seq)
-
-
-def _key_smallest(j: Any) -> Any:
-    return (j.size, j.seq)
-
-
-def _key_low_mem(j: Any) -> Any:
-    return (j.mem, j.seq)
-
-
-def _key_low_mem_bw(j: Any) -> Any:
-    return (j.bw, j.seq)
-
-
 # -- job policies ------------------------------------------------------------------------------
+
 
 class JobSelector:
     """A job policy: the next job of the queue (`head`) and the whole queue in its preference
     order (`order`, for backfilling). `random` draws from the run's scheduler stream (`rng`)."""
 
-    name: ClassVar[str]
     __slots__ = ("rng",)
 
     def __init__(self, rng: random.Random) -> None:
@@ -63,7 +49,8 @@ class JobSelector:
 
 
 class FirstCome(JobSelector):
-    name = "first"
+    """`first`: arrival order."""
+
     __slots__ = ()
 
     def head(self, queue: list[Any]) -> Any:
@@ -74,7 +61,8 @@ class FirstCome(JobSelector):
 
 
 class RandomJob(JobSelector):
-    name = "random"
+    """`random`: a uniformly random queued job."""
+
     __slots__ = ()
 
     def head(self, queue: list[Any]) -> Any:
@@ -86,11 +74,15 @@ class RandomJob(JobSelector):
         return out
 
 
-class _ByKey(JobSelector):
-    """The job with the smallest key first (ties on arrival order: every key ends with `seq`)."""
+class ByKey(JobSelector):
+    """The job with the smallest key first (`JOB_KEYS`); every key ends with the arrival number
+    `seq`, so ties go to the earlier job."""
 
-    key: ClassVar[Callable[[Any], Any]]
-    __slots__ = ()
+    __slots__ = ("key",)
+
+    def __init__(self, rng: random.Random, key: Callable[[Any], Any]) -> None:
+        super().__init__(rng)
+        self.key = key
 
     def head(self, queue: list[Any]) -> Any:
         return min(queue, key=self.key)
@@ -99,28 +91,14 @@ class _ByKey(JobSelector):
         return sorted(queue, key=self.key)
 
 
-class Shortest(_ByKey):
-    name, key = "shortest", staticmethod(_key_shortest)
-    __slots__ = ()
-
-
-class Smallest(_ByKey):
-    name, key = "smallest", staticmethod(_key_smallest)
-    __slots__ = ()
-
-
-class LowMem(_ByKey):
-    name, key = "low_mem", staticmethod(_key_low_mem)
-    __slots__ = ()
-
-
-class LowMemBw(_ByKey):
-    name, key = "low_mem_bw", staticmethod(_key_low_mem_bw)
-    __slots__ = ()
-
-
-JOB_SELECTORS: dict[str, type[JobSelector]] = {
-    c.name: c for c in (RandomJob, FirstCome, Shortest, Smallest, LowMem, LowMemBw)}
+JOB_KEYS: dict[str, Callable[[Any], Any]] = {  # attrgetter: a tuple key without a Python call per job
+    "shortest": attrgetter("req_time", "seq"), "smallest": attrgetter("size", "seq"),
+    "low_mem": attrgetter("mem", "seq"), "low_mem_bw": attrgetter("bw", "seq"),
+}
+JOB_SELECTORS: dict[str, Callable[[random.Random], JobSelector]] = {
+    "random": RandomJob, "first": FirstCome,
+    **{name: partial(ByKey, key=key) for name, key in JOB_KEYS.items()},
+}
 
 
 def job_selector(name: str, rng: random.Random) -> JobSelector:
@@ -129,6 +107,7 @@ def job_selector(name: str, rng: random.Random) -> JobSelector:
 
 
 # -- resource policies -------------------------------------------------------------------------
+
 
 class ResourceSelector:
     """A resource policy: ranks processors for one job and takes free cores from them.

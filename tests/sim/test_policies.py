@@ -142,10 +142,10 @@ def test_every_policy_name_in_the_config_has_exactly_one_strategy_class():
 
     assert sorted(policies.JOB_SELECTORS) == sorted(JOB_POLICIES)
     assert sorted(policies.RESOURCE_SELECTORS) == sorted(RESOURCE_POLICIES)
-    assert all(c.name == n for n, c in {**policies.JOB_SELECTORS, **policies.RESOURCE_SELECTORS}.items())
+    assert all(c.name == n for n, c in policies.RESOURCE_SELECTORS.items())
     rng = random.Random(0)
     assert [type(policies.job_selector(n, rng)).__name__ for n in ("first", "random", "low_mem_bw")] == \
-        ["FirstCome", "RandomJob", "LowMemBw"]
+        ["FirstCome", "RandomJob", "ByKey"]
 
 
 def _queue():
