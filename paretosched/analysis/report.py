@@ -164,9 +164,9 @@ def _figures(run: RunData, front: pd.DataFrame, points: pd.DataFrame, population
     vio = figures.violins(population, run.genes)
     if vio is not None:
         figs.append(("Numeric genes in the final population (fig. 6)", vio))
-    for g in run.genes.values():
+    for path, g in run.genes.items():
         if not g.numeric:
-            figs.append((f"{g.path} per cluster (figs. 8-10)", figures.categorical_shares(points, clus.labels, g)))
+            figs.append((f"{path} per cluster (figs. 8-10)", figures.categorical_shares(points, clus.labels, path)))
     return figs
 
 

@@ -25,28 +25,13 @@ from pydantic import ValidationError
 
 from paretosched.errors import UserError
 from paretosched.search.files import read_json
+from paretosched.search.genes import ChoiceGene, FloatGene, GeneSpec, StudyGenes
 from paretosched.search.runlog import LOG, POPULATION, SUMMARY, Evaluation, current_rows, read_evaluations
 from paretosched.search.study import STUDY_FILE, Objective
 from paretosched.search.summary import Summary, read_summary
-from paretosched.yamlio import read_yaml
+from paretosched.yamlio import describe_validation_error, read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
-
-
-@dataclass(frozen=True)
-class GeneInfo:
-    """What analysis needs of a study gene: its type, log flag and range or values."""
-
-    path: str
-    type: str  # float | int | bool | choice
-    log: bool = False
-    low: float | None = None
-    high: float | None = None
-    values: list[Any] | None = None
-
-    @property
-    def numeric(self) -> bool:
-        return self.type in ("float", "int")
 
 
 @dataclass
@@ -55,7 +40,7 @@ class RunData:
     study_name: str
     objectives: list[str]
     senses: list[str]  # "min" | "max", one per objective
-    genes: dict[str, GeneInfo]
+    genes: dict[str, GeneSpec]  # the study's genes (search/genes.py), by dotted path
     rows: dict[int, Evaluation]  # eval_id -> the log row, values exactly as parsed from JSON
     frame: pd.DataFrame
     summary: Summary = field(default_factory=Summary)
@@ -100,17 +85,27 @@ def _objectives(study: dict[str, Any], summary: Summary, d: Path) -> tuple[list[
     return [o.name for o in parsed], [o.sense for o in parsed]
 
 
-def _genes(study: dict[str, Any]) -> dict[str, GeneInfo]:
-    out: dict[str, GeneInfo] = {}
-    for path, g in (study.get("search") or {}).items():
-        if not isinstance(g, dict):
-            continue
-        out[path] = GeneInfo(path=path, type=str(g.get("type", "float")), log=bool(g.get("log", False)),
-                             low=g.get("low"), high=g.get("high"), values=g.get("values"))
-    return out
+def _genes(study: dict[str, Any], src: Path) -> dict[str, GeneSpec]:
+    try:
+        return StudyGenes.model_validate(study).search
+    except ValidationError as exc:
+        raise UserError(describe_validation_error(exc, str(src), StudyGenes)) from None
 
 
-def _tidy(rows: list[Evaluation], genes: dict[str, GeneInfo], objectives: list[str]) -> pd.DataFrame:
+def _guessed_genes(rows: list[Evaluation]) -> dict[str, GeneSpec]:
+    """Without study.yaml: every genome key, a float gene over its logged range when every value
+    is a finite number, else a choice of its logged values (inferred, so not validated)."""
+    genes: dict[str, GeneSpec] = {}
+    for k in sorted({k for r in rows for k in r.genome}):
+        vals = [r.genome[k] for r in rows if k in r.genome]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
+            genes[k] = FloatGene.model_construct(low=min(vals), high=max(vals))
+        else:
+            genes[k] = ChoiceGene.model_construct(values=list({repr(v): v for v in vals}.values()))
+    return genes
+
+
+def _tidy(rows: list[Evaluation], genes: dict[str, GeneSpec], objectives: list[str]) -> pd.DataFrame:
     records: list[dict[str, Any]] = []
     for r in rows:
         rec: dict[str, Any] = {k: getattr(r, k) for k in META_COLUMNS}
@@ -151,13 +146,7 @@ def load_run(run_dir: str | Path) -> RunData:
         notes.append(f"{STUDY_FILE} is missing: gene types are guessed from the values")
     names, senses = _objectives(study, summary, d)
     rows = read_log(log)
-    genes = _genes(study)
-    if not genes:  # no study: take every genome key, typed by its values
-        keys = sorted({k for r in rows for k in r.genome})
-        for k in keys:
-            vals = [r.genome[k] for r in rows if k in r.genome]
-            numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
-            genes[k] = GeneInfo(path=k, type="float" if numeric else "choice")
+    genes = _genes(study, study_path) or _guessed_genes(rows)
     if len(names) < 2:
         obj_keys = [k for r in rows for k in (r.objectives or {})]
         names = list(dict.fromkeys(obj_keys))

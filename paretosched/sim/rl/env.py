@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from paretosched.sim.policies import JobSelector, ResourceSelector
+from paretosched.sim.policies import JobSelector, ResourceSelector, job_selector, resource_selector
 from paretosched.sim.pairs import schedule_pair
 from paretosched.sim.rl.observe import N_QUEUE_FEATURES, Observer, observation_size
 
@@ -178,9 +178,9 @@ class RLScheduler:
             jp, rp = name.split("-", 1)
             jkey, rkey = "job:" + jp, "res:" + rp  # both kinds have a `random`
             if jkey not in selectors:
-                selectors[jkey] = JobSelector(jp, rng)
+                selectors[jkey] = job_selector(jp, rng)
             if rkey not in selectors:
-                selectors[rkey] = ResourceSelector(rp, twin.procs, rng, spec.bw_cap, prefer_on=twin.switch_off)
+                selectors[rkey] = resource_selector(rp, twin.procs, rng, spec.bw_cap, prefer_on=twin.switch_off)
             self.pairs.append((selectors[jkey], selectors[rkey]))
         self.observe = Observer(twin, spec.observation, spec.queue_sensitivity, spec.agent == "tabular")
         self.rewarder = Rewarder(twin, spec.reward, spec.reward_weight) if self.training else None
