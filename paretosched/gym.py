@@ -119,7 +119,7 @@ class SchedulingEnv(gymnasium.Env):
             a = next(i for i, p in enumerate(self._sched.pairs) if p is not None)
         pair = self._sched.pairs[a]
         if pair is not None:
-            schedule_pair(twin, pair[0], pair[1], self._sched.easy)
+            schedule_pair(twin, pair[0], pair[1], self._sched.fill)
         reward = self._rewarder.instant(twin) if self._timing == "instant" else 0.0
         self._steps += 1
         self._advance()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from paretosched.sim.pairs import schedule_pair
+from paretosched.sim.pairs import backfill_strategy, schedule_pair
 from paretosched.sim.policies import job_selector, resource_selector
 
 if TYPE_CHECKING:
@@ -21,10 +21,10 @@ class ClassicScheduler:
                  rng: random.Random, bw_cap: float | None = None) -> None:
         self.jsel = job_selector(job_policy, rng)
         self.rsel = resource_selector(resource_policy, twin.procs, rng, bw_cap, prefer_on=twin.switch_off)
-        self.backfilling = backfilling
+        self.fill = backfill_strategy(backfilling)
 
     def decide(self, twin: Twin) -> None:
-        schedule_pair(twin, self.jsel, self.rsel, self.backfilling)
+        schedule_pair(twin, self.jsel, self.rsel, self.fill)
 
 
 def build_scheduler(twin: Twin, spec: Any, rng: random.Random, agent: Any = None) -> Any:

@@ -197,3 +197,16 @@ def test_static_and_dynamic_rankings_on_a_twin():
     assert not cores.static and cores.ranked() == [b, a]
     with pytest.raises(TypeError):
         cores.rank_pos()
+
+
+def test_every_backfilling_name_builds_its_strategy_once():
+    from typing import get_args
+
+    from paretosched.config import ClassicScheduler, RLScheduler
+    from paretosched.sim.pairs import BACKFILLINGS, Conservative, Easy, backfill_strategy
+
+    names = set(get_args(ClassicScheduler.model_fields["backfilling"].annotation))
+    assert set(BACKFILLINGS) == names == {"none", "easy", "conservative"}
+    assert set(get_args(RLScheduler.model_fields["backfilling"].annotation)) <= names
+    assert isinstance(backfill_strategy("easy"), Easy) and isinstance(backfill_strategy("conservative"), Conservative)
+    assert type(backfill_strategy("none")).__name__ == "Backfilling" and backfill_strategy("easy").name == "easy"

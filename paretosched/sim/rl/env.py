@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from paretosched.sim.policies import JobSelector, ResourceSelector, job_selector, resource_selector
-from paretosched.sim.pairs import schedule_pair
+from paretosched.sim.pairs import backfill_strategy, schedule_pair
 from paretosched.sim.rl.observe import N_QUEUE_FEATURES, Observer, observation_size
 
 __all__ = ["N_QUEUE_FEATURES", "Observer", "RLScheduler", "Rewarder", "observation_size"]
@@ -167,7 +167,7 @@ class RLScheduler:
         self.agent = agent
         self.sample_rng = sample_rng  # None: greedy evaluation
         self.training = sample_rng is not None
-        self.easy = spec.backfilling == "easy"
+        self.fill = backfill_strategy(spec.backfilling)
         self.names = spec.action_names()
         selectors: dict[str, Any] = {}
         self.pairs: list[tuple[JobSelector, ResourceSelector] | None] = []
@@ -206,7 +206,7 @@ class RLScheduler:
         pair = self.pairs[a]
         if not self.training:
             if pair is not None:
-                schedule_pair(twin, pair[0], pair[1], self.easy)
+                schedule_pair(twin, pair[0], pair[1], self.fill)
             return
         if self.actions and self.timing == "interval":
             self.rewards.append(self.rewarder.interval(twin))  # the previous action's interval
@@ -215,7 +215,7 @@ class RLScheduler:
         self.prob_sum += p
         before = list(twin.queue) if self.timing == "job" else None
         if pair is not None:
-            schedule_pair(twin, pair[0], pair[1], self.easy)
+            schedule_pair(twin, pair[0], pair[1], self.fill)
         if before is not None:
             self.started.append([j for j in before if j.nodes])  # `start` gave them nodes
         elif self.instant:
