@@ -177,10 +177,8 @@ class Run:
         cols = ["eval_id", "kind", "name", "recheck_eval_id", "status", *self.objectives,
                 *(f"recheck_{o}" for o in self.objectives)]
         table = pd.DataFrame.from_records(records, columns=cols)
-        # the summary's block changes shape between versions: read only what is there
-        block = self.summary.recheck
-        seeds = block.get("seeds")
-        if not isinstance(seeds, list):
+        seeds = self.summary.recheck.seeds
+        if seeds is None:  # runs before the block recorded its seeds
             seeds = next((list(r.seeds) for r in rows.values() if r.kind == "recheck"), [])
         return Recheck(seeds=[int(s) for s in seeds], table=table,
                        dominated_baselines=load_recheck(self.data).dominated_baselines)

@@ -220,10 +220,9 @@ def reference_point(run: RunData) -> np.ndarray:
 def hypervolume_by_generation(run: RunData) -> pd.DataFrame:
     """Columns generation, hv, front_size, source: summary.json when it has hv, else recomputed."""
     gens = run.summary.generations
-    if gens and all(isinstance(g.get("hv"), (int, float)) for g in gens):
-        return pd.DataFrame({"generation": [int(g["generation"]) for g in gens],
-                             "hv": [float(g["hv"]) for g in gens],
-                             "front_size": [g.get("front_size") for g in gens], "source": "summary.json"})
+    if gens and all(g.hv is not None for g in gens):
+        return pd.DataFrame({"generation": [g.generation for g in gens], "hv": [float(g.hv) for g in gens],
+                             "front_size": [g.front_size for g in gens], "source": "summary.json"})
     ok = require_ok(run)
     ref = reference_point(run)
     F = min_form(ok[run.objectives].to_numpy(), run.signs)

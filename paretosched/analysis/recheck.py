@@ -1,11 +1,8 @@
 """The re-check of a run: front points and baselines re-simulated on fresh seeds.
 
-Read from `summary.json["recheck"]` as the search layer writes it:
-`{"seeds", "front": [{"eval_id", "objectives", "per_seed", "dominated_by_baseline"}],
-"baselines": {NAME: {"objectives", "per_seed"}}, "dominated_baselines", "median_rel_change"}`.
-Older runs only have `{"seeds", "eval_ids": {front_id: recheck_id}}` and the re-check rows in the
-log (kind "recheck", `recheck_of`); their baselines were not re-checked. Every key is optional:
-what is missing is empty (or None where "not recorded" differs from "none").
+Read from summary.json's `recheck` (`search.blocks.RecheckBlock`, parsed with the summary).
+Older runs' block has no `front` (None) and the re-check rows are in the log (kind "recheck",
+`recheck_of`); their baselines were not re-checked.
 
 A run without a re-check (`recheck: 0`), or whose baselines are not re-checked yet, has no
 verdict on fresh seeds (`dominated_baselines` None); `search_seed_verdicts` reads the one
@@ -22,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paretosched.analysis.rundata import RunData
+from paretosched.search.blocks import PointCheck, SeedValues
 from paretosched.search.runlog import Evaluation
 
 
@@ -67,16 +65,8 @@ def _numbers(d: Any) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
 
 
-def _per_seed(entries: Any) -> list[dict[str, float]]:
-    out = []
-    for e in entries if isinstance(entries, list) else []:
-        if not isinstance(e, dict) or e.get("status", "ok") != "ok":
-            continue  # a failed seed has no values
-        # {"seed", "status", "objectives"} (summary.json), {"seed", "metrics"} (log), or a plain value map
-        values = e.get("objectives") if "objectives" in e else e.get("metrics") if "metrics" in e else e
-        if isinstance(values, dict):
-            out.append(_numbers(values))
-    return out
+def _per_seed(entries: list[SeedValues]) -> list[dict[str, float]]:
+    return [_numbers(e.objectives) for e in entries if e.ok and e.objectives is not None]  # a failed seed has no values
 
 
 def _from_row(row: Evaluation | None) -> tuple[dict[str, float], list[dict[str, float]], dict[str, float]]:
@@ -86,29 +76,27 @@ def _from_row(row: Evaluation | None) -> tuple[dict[str, float], list[dict[str, 
     return _numbers(row.objectives), per_seed, _numbers(row.metrics)
 
 
-def _checked(entry: Any, row: Evaluation | None, dominated_by: Any = ()) -> Checked | None:
+def _checked(entry: PointCheck | None, row: Evaluation | None, dominated_by: list[str] | None = None) -> Checked | None:
     objs, per_seed, metrics = _from_row(row)
-    if isinstance(entry, dict):
-        objs = _numbers(entry.get("objectives")) or objs
-        per_seed = _per_seed(entry.get("per_seed")) or per_seed
+    if entry is not None:
+        objs = _numbers(entry.objectives) or objs
+        per_seed = _per_seed(entry.per_seed) or per_seed
     if not objs:
         return None
-    names = tuple(str(n) for n in dominated_by) if isinstance(dominated_by, list) else ()
-    return Checked(objs, per_seed, {**metrics, **objs}, names)
+    return Checked(objs, per_seed, {**metrics, **objs}, tuple(dominated_by or ()))
 
 
 def load_recheck(run: RunData) -> Recheck:
     """The run's re-check, from summary.json and the log (see the module docstring)."""
     block = run.summary.recheck
-    seeds = [int(s) for s in block.get("seeds") or [] if isinstance(s, int)]
+    seeds = block.seeds or []
     front: dict[int, Checked] = {}
-    entries = block.get("front")
-    if isinstance(entries, list):
-        for e in entries:
-            if isinstance(e, dict) and isinstance(e.get("eval_id"), int):
-                c = _checked(e, run.rechecks.get(e["eval_id"]), e.get("dominated_by_baseline"))
+    if block.front is not None:
+        for e in block.front:
+            if e.eval_id is not None:
+                c = _checked(e, run.rechecks.get(e.eval_id), e.dominated_by_baseline)
                 if c is not None:
-                    front[int(e["eval_id"])] = c
+                    front[e.eval_id] = c
     else:  # older runs: the re-check rows of the log
         for eid, row in run.rechecks.items():
             if eid in run.rows and run.rows[eid].kind == "search":
@@ -116,30 +104,24 @@ def load_recheck(run: RunData) -> Recheck:
                 if c is not None:
                     front[eid] = c
     base_ids = {r.name: eid for eid, r in run.rows.items() if r.kind == "baseline"}
-    raw = block.get("baselines")
-    raw = raw if isinstance(raw, dict) else {}
+    raw = block.baselines or {}
     baselines: dict[str, Checked] = {}
     # a baseline re-checked in the log but missing from the block still shows (without a verdict)
     for name in [*raw, *(n for n in base_ids if n not in raw)]:
         c = _checked(raw.get(name), run.rechecks.get(base_ids.get(name, -1)))
         if c is not None:
             baselines[str(name)] = c
-    dom = block.get("dominated_baselines")
+    dom = block.dominated_baselines
     # without re-check seeds or re-checked baselines the search writes an empty list: that is no
     # verdict, not "no baseline dominated" (a run with `recheck: 0`, or one still running)
-    judged = isinstance(dom, list) and bool(seeds) and any(n in baselines for n in raw)
-    dominated = [str(n) for n in dom] if judged else None
-    return Recheck(seeds, front, baselines, dominated, _numbers(block.get("median_rel_change")))
+    judged = dom is not None and bool(seeds) and any(n in baselines for n in raw)
+    dominated = list(dom) if judged and dom is not None else None
+    return Recheck(seeds, front, baselines, dominated, _numbers(block.median_rel_change))
 
 
 def search_seed_verdicts(run: RunData) -> dict[str, bool]:
-    """summary.json's `baselines.NAME.dominated_on_search_seeds` (`dominated` in runs written before
-    the name said so): dominated by the front on the SEARCH seeds (the seeds the front was selected
-    on, which flatters it); only baselines the summary judges."""
-    said = run.summary.baselines
-    out = {}
-    for n, e in said.items():
-        v = e.get("dominated_on_search_seeds", e.get("dominated")) if isinstance(e, dict) else None
-        if isinstance(v, bool):
-            out[str(n)] = v
-    return out
+    """summary.json's `baselines.NAME.dominated_on_search_seeds`: dominated by the front on the
+    SEARCH seeds (the seeds the front was selected on, which flatters it); only baselines the
+    summary judges."""
+    return {n: b.dominated_on_search_seeds for n, b in run.summary.baselines.items()
+            if b.dominated_on_search_seeds is not None}

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
+from paretosched.search.blocks import BaselineResult, RecheckBlock, Resampling
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine, require_backend
 from paretosched.search.files import atomic_write_text, write_json
@@ -315,7 +315,7 @@ class SearchRun:
         self.progress.stage(f"re-check on {len(seeds)} fresh seeds")
         return dict(zip(todo, self.ledger.submit(specs, self.engine, self.state.generation)))
 
-    def _recheck_summary(self, front: list[int], recheck_ids: dict[int, int]) -> dict[str, Any]:
+    def _recheck_summary(self, front: list[int], recheck_ids: dict[int, int]) -> RecheckBlock:
         # until the re-check has run there is no fresh-seed verdict to claim: the block then falls
         # back to the search values and says so (verdicts_on), as with `recheck: 0`
         seeds = list(self.study.recheck or []) if recheck_ids else []  # type: ignore[arg-type]
@@ -333,7 +333,8 @@ class SearchRun:
     def _write_outputs(self, final: bool, recheck: dict[int, int] | None = None) -> None:
         front = self._front_ids()
         block = self._recheck_summary(front, recheck or {})
-        write_front(self.run_dir, Front([self.ledger.rows[i] for i in front], {p["eval_id"]: p for p in block["front"]}),
+        checked = {p.eval_id: p for p in block.front or [] if p.eval_id is not None}
+        write_front(self.run_dir, Front([self.ledger.rows[i] for i in front], checked),
                     self.space.paths, self.names)
         pop_ids = self.state.population
         pop_ranks: list[int | None] = [None] * len(pop_ids)
@@ -346,7 +347,7 @@ class SearchRun:
                                                "eval_ids": pop_ids, "rank": pop_ranks})
         write_summary(self.run_dir, self._summary(front, final, block))
 
-    def _summary(self, front: list[int], final: bool, recheck: dict[str, Any]) -> Summary:
+    def _summary(self, front: list[int], final: bool, recheck: RecheckBlock) -> Summary:
         ref = self.state.ref
         rows = self.ledger.rows
         baselines = {}
@@ -355,11 +356,10 @@ class SearchRun:
             if self.ledger.ok(bid):
                 fb = self.ledger.objective_vector(bid, self.signs)
                 dominated_by = [i for i in front if pareto.dominates(self.ledger.objective_vector(i, self.signs), fb)]
-            baselines[name] = {"eval_id": bid, "status": rows[bid].status, "objectives": rows[bid].objectives,
-                               # on the search seeds, where the front was selected: the verdict users
-                               # act on is recheck.dominated_baselines (fresh seeds)
-                               "dominated_on_search_seeds": bool(dominated_by),
-                               "dominated_by_on_search_seeds": dominated_by}
+            # on the search seeds, where the front was selected: the verdict users act on is
+            # recheck.dominated_baselines (fresh seeds)
+            baselines[name] = BaselineResult(bid, rows[bid].status, rows[bid].objectives, bool(dominated_by),
+                                             dominated_by)
         search = self._search_ids()
         # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
         per_seed = [s for r in rows.values() for s in r.per_seed
@@ -370,14 +370,14 @@ class SearchRun:
             objectives=[o.model_dump() for o in self.study.objectives],
             reference_point=None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
             reference_point_source=self.state.ref_source,
-            generations=[g.to_json() for g in self.state.generations],
+            generations=list(self.state.generations),
             n_evaluations=len(search), n_told=self.state.n_told,
             n_failed=sum(1 for i in search if not self.ledger.ok(i)),
             n_simulations=sum(1 for s in per_seed if not s.cached),
             n_cache_hits=sum(1 for s in per_seed if s.cached),
             front=front, hv=self._hv(front), baselines=baselines,
             recheck=recheck, n_resampled=self.state.n_resampled,
-            resampling=None if not self.resampler.active else self.resampler.spec.model_dump(),  # type: ignore[union-attr]
+            resampling=Resampling(**self.resampler.spec.model_dump()) if self.resampler.active else None,  # type: ignore[union-attr]
             seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
             versions={"paretosched": twin_version().split("+")[0], "twin": twin_version()},
             files={"log": LOG})

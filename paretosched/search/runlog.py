@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
 from paretosched.errors import UserError
+from paretosched.search.blocks import FrontCheck
 from paretosched.search.files import atomic_write_bytes, atomic_write_text
 
 LOG = "evaluations.jsonl"
@@ -311,7 +312,7 @@ class Front:
     FORMAT: ClassVar[int] = 1
 
     points: list[Evaluation]
-    recheck: dict[int, dict[str, Any]] = field(default_factory=dict)  # eval id -> re-check entry
+    recheck: dict[int, FrontCheck] = field(default_factory=dict)  # eval id -> re-check entry
 
     @property
     def eval_ids(self) -> list[int]:
@@ -325,15 +326,15 @@ class Front:
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(header)
         for r in self.points:
-            rc = self.recheck.get(r.eval_id) or {}
-            rc_obj, rc_std = rc.get("objectives") or {}, rc.get("std") or {}
+            rc = self.recheck.get(r.eval_id) or FrontCheck()
+            rc_obj, rc_std = rc.objectives or {}, rc.std or {}
             w.writerow([r.eval_id, r.generation,
                         *[_cell(r.genome[g]) for g in genes],
                         *[repr(v) for v in r.objective_values(objectives)], len(r.seeds),
                         *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
                         *[repr(float(rc_std[o])) if o in rc_std else "" for o in objectives],
-                        ";".join(rc.get("dominated_by_baseline") or []),
-                        "" if rc.get("recheck_eval_id") is None else rc["recheck_eval_id"]])
+                        ";".join(rc.dominated_by_baseline),
+                        "" if rc.recheck_eval_id is None else rc.recheck_eval_id])
         return buf.getvalue()
 
 

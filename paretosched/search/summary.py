@@ -4,7 +4,7 @@ This module is the only code that reads or writes the file. `Summary.from_json` 
 run written so far: each key is optional, and one missing or of the wrong type reads as its
 default, as in runs written before the key existed (analysis of an old or hand-edited run
 shows what is there instead of failing). A summary of a later `format` is refused. The
-nested blocks keep their documented JSON shape: `recheck` is `verdict.recheck_block`'s.
+nested blocks are typed records too (`blocks`), parsed here and written back in their JSON shape.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from paretosched.errors import UserError
+from paretosched.search.blocks import (BaselineResult, RecheckBlock, Resampling, as_int, as_values,
+                                       baselines_from_json, is_num)
 from paretosched.search.files import read_json, write_json
-from paretosched.search.runlog import SUMMARY
+from paretosched.search.runlog import SUMMARY, Generation
 
 _NUMBER = (int, float)
 # the JSON type of each field, checked on reading (a bool is never a number here)
@@ -39,7 +41,7 @@ class Summary:
     objectives: list[dict[str, str]] = field(default_factory=list)  # [{"name", "sense"}]
     reference_point: dict[str, float] | None = None  # natural sign
     reference_point_source: str | None = None
-    generations: list[dict[str, Any]] = field(default_factory=list)
+    generations: list[Generation] = field(default_factory=list)
     n_evaluations: int = 0
     n_told: int = 0
     n_failed: int = 0
@@ -47,10 +49,10 @@ class Summary:
     n_cache_hits: int = 0
     front: list[int] = field(default_factory=list)  # eval ids in front order
     hv: float | None = None
-    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
-    recheck: dict[str, Any] = field(default_factory=dict)
+    baselines: dict[str, BaselineResult] = field(default_factory=dict)
+    recheck: RecheckBlock = field(default_factory=RecheckBlock)
     n_resampled: int = 0
-    resampling: dict[str, Any] | None = None
+    resampling: Resampling | None = None
     seeds: list[int] = field(default_factory=list)
     elapsed_s: float = 0.0
     versions: dict[str, str] = field(default_factory=dict)
@@ -64,7 +66,11 @@ class Summary:
         return v if isinstance(v, str) else None
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return out | {"generations": [g.to_json() for g in self.generations],
+                      "baselines": {n: b.to_json() for n, b in self.baselines.items()},
+                      "recheck": self.recheck.to_json(),
+                      "resampling": None if self.resampling is None else self.resampling.to_json()}
 
     @classmethod
     def from_json(cls, d: dict[str, Any], where: Path) -> Summary:
@@ -72,8 +78,23 @@ class Summary:
         if fmt != cls.FORMAT:
             raise UserError(f"{where}: format {fmt!r}; this paretosched reads summary format {cls.FORMAT} "
                             "(analyse the run with the paretosched that wrote it)")
-        return cls(**{k: d[k] for k, kind in _TYPES.items()
-                      if isinstance(d.get(k), kind) and not isinstance(d[k], bool)})
+        values = {k: d[k] for k, kind in _TYPES.items() if isinstance(d.get(k), kind) and not isinstance(d[k], bool)}
+        generations = [generation_from_json(g) for g in values.get("generations", [])]
+        return cls(**values | {"generations": [g for g in generations if g is not None],
+                               "baselines": baselines_from_json(values.get("baselines")),
+                               "recheck": RecheckBlock.from_json(values.get("recheck")),
+                               "resampling": Resampling.from_json(values.get("resampling"))})
+
+
+def generation_from_json(d: Any) -> Generation | None:
+    """An entry of summary.json's `generations`; None without its generation number."""
+    if not isinstance(d, dict) or as_int(d.get("generation")) is None:
+        return None
+    counts = {k: as_int(d.get(k)) or 0 for k in ("evaluations", "new_evaluations", "failures", "front_size",
+                                               "resampled")}
+    hv = d.get("hv")
+    return Generation(generation=d["generation"], hv=hv if is_num(hv) else None,
+                      best=as_values(d.get("best")) or {}, **counts)  # type: ignore[arg-type]
 
 
 def write_summary(run_dir: Path, summary: Summary) -> None:

@@ -6,7 +6,7 @@ decided on those re-check means only: the search values were selected on their s
 biased in the front's favour. The "overfit" figure is the median, over the front, of
 |re-check - search| / |search| per objective (docs/search.md).
 
-`recheck_block` builds `summary.json["recheck"]`; `summary_table` renders a summary as plain
+`recheck_block` builds summary.json's `recheck` (`blocks.RecheckBlock`); `summary_table` renders a summary as plain
 aligned text (terminals and batch logs). Picks (balanced, knee) belong to the analysis layer,
 which this layer must not import: the CLI's printer (paretosched/commands/optimise.py) passes
 them in.
@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from paretosched.search import pareto
+from paretosched.search.blocks import BaselineCheck, FrontCheck, PointCheck, RecheckBlock, SeedValues
 from paretosched.search.runlog import Evaluation
 from paretosched.search.summary import Summary
 
@@ -28,17 +29,16 @@ def _values(row: Evaluation | None, names: list[str]) -> dict[str, float] | None
     return None if row is None or not row.ok else dict(zip(names, row.objective_values(names)))
 
 
-def _per_seed(row: Evaluation | None, names: list[str]) -> list[dict[str, Any]]:
+def _per_seed(row: Evaluation | None, names: list[str]) -> list[SeedValues]:
     if row is None:
         return []
-    return [{"seed": s.seed, "status": s.status,
-             "objectives": {o: s.metrics.get(o) for o in names} if s.metrics else None}
+    return [SeedValues(s.seed, s.status, {o: s.metrics.get(o) for o in names} if s.metrics else None)
             for s in row.per_seed]
 
 
-def _std(per_seed: list[dict[str, Any]], names: list[str]) -> dict[str, float] | None:
+def _std(per_seed: list[SeedValues], names: list[str]) -> dict[str, float] | None:
     """Population standard deviation over the re-check seeds; None below two seeds (undefined, not 0)."""
-    vals = [p["objectives"] for p in per_seed if p["objectives"]]
+    vals = [p.objectives for p in per_seed if p.objectives]
     if len(vals) < 2 or any(v[o] is None for v in vals for o in names):
         return None
     return {o: float(np.std([v[o] for v in vals])) for o in names}
@@ -56,7 +56,7 @@ def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[
 
 
 def recheck_block(rows: dict[int, Evaluation], names: list[str], signs: np.ndarray, seeds: list[int],
-                  front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int]) -> dict[str, Any]:
+                  front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int]) -> RecheckBlock:
     """summary.json's `recheck` (docs/rundir.md): front and baselines on the fresh seeds, verdicts.
 
     Without re-check seeds (a study's `recheck: 0`) the verdicts fall back to the search values
@@ -64,51 +64,51 @@ def recheck_block(rows: dict[int, Evaluation], names: list[str], signs: np.ndarr
     def part(eid: int) -> dict[str, Any]:
         rc = rows.get(recheck_ids[eid]) if eid in recheck_ids else None
         per_seed = _per_seed(rc, names)
-        return {"recheck_eval_id": None if rc is None else rc.eval_id, "search": _values(rows[eid], names),
-                "n_search_seeds": len(rows[eid].seeds), "objectives": _values(rc, names),
-                "per_seed": per_seed, "std": _std(per_seed, names)}
+        return {"eval_id": eid, "recheck_eval_id": None if rc is None else rc.eval_id,
+                "search": _values(rows[eid], names), "n_search_seeds": len(rows[eid].seeds),
+                "objectives": _values(rc, names), "per_seed": per_seed, "std": _std(per_seed, names)}
 
     key = "objectives" if seeds else "search"  # what the verdicts are decided on
-    base = {name: {"eval_id": bid} | part(bid) for name, bid in baselines.items()}
+    base = {name: BaselineCheck(**part(bid)) for name, bid in baselines.items()}
     out_front = []
     for eid in front:
-        p = {"eval_id": eid} | part(eid)
-        p["rel_change"] = rel_change(p["search"], p["objectives"], names) if p["objectives"] else None
-        p["dominated_by_baseline"] = [n for n, b in base.items() if p[key] and b[key]
-                                      and _dominates(b[key], p[key], names, signs)]
+        p = FrontCheck(**part(eid))
+        p.rel_change = rel_change(p.search, p.objectives, names) if p.search and p.objectives else None
+        p.dominated_by_baseline = [n for n, b in base.items() if getattr(p, key) and getattr(b, key)
+                                   and _dominates(getattr(b, key), getattr(p, key), names, signs)]
         out_front.append(p)
     for p in out_front:  # the front may not stay one on fresh seeds: which points fall behind another
-        p["dominated_by_front"] = [q["eval_id"] for q in out_front if seeds and q is not p and p["objectives"]
-                                   and q["objectives"] and _dominates(q["objectives"], p["objectives"], names, signs)]
-    for name, b in base.items():
-        b["dominated_by"] = [p["eval_id"] for p in out_front if p[key] and b[key]
-                             and _dominates(p[key], b[key], names, signs)]
+        p.dominated_by_front = [q.eval_id for q in out_front if seeds and q is not p and p.objectives
+                                and q.objectives and _dominates(q.objectives, p.objectives, names, signs)]
+    for b in base.values():
+        b.dominated_by = [p.eval_id for p in out_front if getattr(p, key) and getattr(b, key)
+                          and _dominates(getattr(p, key), getattr(b, key), names, signs)]
     median: dict[str, float | None] = {}
     stderr: dict[str, float | None] = {}
     for o in names:
-        ch = [abs(p["rel_change"][o]) for p in out_front if p["rel_change"] and p["rel_change"][o] is not None]
+        ch = [abs(p.rel_change[o]) for p in out_front if p.rel_change and p.rel_change[o] is not None]
         median[o] = float(np.median(ch)) if ch else None
         # the re-check mean's own sampling noise, relative: the floor under the overfit figure
-        se = [p["std"][o] / np.sqrt(len(seeds)) / abs(p["objectives"][o]) for p in out_front
-              if p["std"] and p["objectives"] and p["objectives"][o] != 0]
+        se = [p.std[o] / np.sqrt(len(seeds)) / abs(p.objectives[o]) for p in out_front
+              if p.std and p.objectives and p.objectives[o] != 0]
         stderr[o] = float(np.median(se)) if se else None
-    return {"seeds": list(seeds), "verdicts_on": "re-check seeds" if seeds else "search seeds",
-            "front": out_front, "baselines": base,
-            "dominated_baselines": [n for n, b in base.items() if b["dominated_by"]],
-            "median_rel_change": median, "median_rel_stderr": stderr,
-            "eval_ids": {str(k): v for k, v in sorted(recheck_ids.items())}}
+    return RecheckBlock(seeds=list(seeds), verdicts_on="re-check seeds" if seeds else "search seeds",
+                        front=out_front, baselines=base,
+                        dominated_baselines=[n for n, b in base.items() if b.dominated_by],
+                        median_rel_change=median, median_rel_stderr=stderr,
+                        eval_ids={str(k): v for k, v in sorted(recheck_ids.items())})
 
 
 def _percents(values: dict[str, float | None]) -> str:
     return ", ".join(f"{o} {'-' if v is None else f'{100 * v:.1f}%'}" for o, v in values.items())
 
 
-def overfit_line(recheck: dict[str, Any]) -> str | None:
+def overfit_line(recheck: RecheckBlock) -> str | None:
     """'energy_kwh 1.2%, mean_bsld 8.3% (...)': the overfit figure, or None without a re-check."""
-    med = recheck.get("median_rel_change") or {}
+    med = recheck.median_rel_change or {}
     if not med or all(v is None for v in med.values()):
         return None
-    noise = recheck.get("median_rel_stderr") or {}
+    noise = recheck.median_rel_stderr or {}
     extra = f" (re-check's own noise, std/sqrt(n)/mean: {_percents(noise)})" if noise else ""
     return _percents(med) + extra
 
@@ -121,7 +121,7 @@ def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None =
     """The end-of-run report of `optimise` as plain aligned text."""
     names = [o["name"] for o in summary.objectives]
     rc = summary.recheck
-    seeds = rc.get("seeds") or []
+    seeds = rc.seeds or []
     lines = [f"{summary.study}: {summary.status} ({summary.stop_reason}), "
              f"{summary.n_evaluations} genomes, {summary.n_simulations} simulations, "
              f"{len(summary.front)} front points"]
@@ -135,33 +135,33 @@ def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None =
     else:
         lines.append("no re-check (study recheck: 0): verdicts below are on the search seeds")
 
-    def cells(entry: dict[str, Any]) -> dict[str, str]:
+    def cells(entry: PointCheck) -> dict[str, str]:
         out: dict[str, str] = {}
         for o in names:
-            out[f"{o} search"] = _num((entry.get("search") or {}).get(o))
-            v, sd = (entry.get("objectives") or {}).get(o), (entry.get("std") or {}).get(o)
+            out[f"{o} search"] = _num((entry.search or {}).get(o))
+            v, sd = (entry.objectives or {}).get(o), (entry.std or {}).get(o)
             if sd is not None and sd <= 1e-9 * abs(v or 1.0):
                 sd = 0.0  # float noise of a mean over identical values
             out[f"{o} re-check"] = "-" if v is None else f"{v:.4g} +- {sd:.2g}" if sd is not None else f"{v:.4g}"
         return out
 
-    front_rows = [{"eval": p["eval_id"], "seeds": p["n_search_seeds"], **cells(p),
-                   "dominated by": ", ".join(p["dominated_by_baseline"]) or "-"} for p in rc.get("front") or []]
+    front_rows = [{"eval": p.eval_id, "seeds": p.n_search_seeds, **cells(p),
+                   "dominated by": ", ".join(p.dominated_by_baseline) or "-"} for p in rc.front or []]
     if front_rows:
         lines += ["", "front (search: mean over the genome's seeds)", _render(front_rows)]
-    base_rows = [{"baseline": n, **cells(b), "dominated by": _ids(b["dominated_by"])}
-                 for n, b in (rc.get("baselines") or {}).items()]
+    base_rows = [{"baseline": n, **cells(b), "dominated by": _ids(b.dominated_by)}
+                 for n, b in (rc.baselines or {}).items()]
     if base_rows:
         lines += ["", "baselines (the same seeds)", _render(base_rows)]
-        dom = rc.get("dominated_baselines") or []
-        lines.append(f"dominated on the {rc.get('verdicts_on', 're-check seeds')}: {', '.join(dom) if dom else 'none'} "
+        dom = rc.dominated_baselines or []
+        lines.append(f"dominated on the {rc.verdicts_on or 're-check seeds'}: {', '.join(dom) if dom else 'none'} "
                      f"({len(dom)} of {len(base_rows)} baselines)")
-    flagged = [str(p["eval_id"]) for p in rc.get("front") or [] if p["dominated_by_baseline"]]
+    flagged = [str(p.eval_id) for p in rc.front or [] if p.dominated_by_baseline]
     if flagged:
         lines.append(f"warning: front points {', '.join(flagged)} are dominated by a baseline on the "
-                     f"{rc.get('verdicts_on', 're-check seeds')}")
-    behind = [f"{p['eval_id']} (by {', '.join(map(str, p['dominated_by_front']))})" for p in rc.get("front") or []
-              if p.get("dominated_by_front")]
+                     f"{rc.verdicts_on or 're-check seeds'}")
+    behind = [f"{p.eval_id} (by {', '.join(map(str, p.dominated_by_front))})" for p in rc.front or []
+              if p.dominated_by_front]
     if behind:
         lines.append(f"on the re-check seeds, front points fall behind other front points: {'; '.join(behind)}")
     if summary.hv == 0 and summary.front:

@@ -174,7 +174,7 @@ def test_reads_the_block_the_search_layer_writes(tmp_path: Path) -> None:
     run = load_run(run_dir)
     block = search_block(run.rows, run.objectives, run.signs, [101, 202], [0, 1], {EVIL: 2}, {0: 3, 1: 4, 2: 5})
     summary = json.loads((run_dir / "summary.json").read_text())
-    (run_dir / "summary.json").write_text(json.dumps({**summary, "recheck": block}))
+    (run_dir / "summary.json").write_text(json.dumps({**summary, "recheck": block.to_json()}))
     rc = load_recheck(load_run(run_dir))
     assert rc.judged and rc.dominated_baselines == []
     assert rc.front[0].value("energy_kwh") == pytest.approx(1.2)

@@ -15,7 +15,9 @@ from conftest import run_quiet, stable_rows, summary, write_study
 
 import paretosched as ps
 from paretosched.errors import UserError
-from paretosched.search.runlog import CHECKPOINT, Checkpoint, Evaluation, load_checkpoint, read_evaluations
+from paretosched.search.blocks import (BaselineCheck, BaselineResult, FrontCheck, RecheckBlock, Resampling,
+                                       SeedValues)
+from paretosched.search.runlog import CHECKPOINT, Checkpoint, Evaluation, Generation, load_checkpoint, read_evaluations
 from paretosched.search.summary import Summary, read_summary
 
 SMALL = dict(budget={"generations": 3}, algorithm={"pop_size": 8}, seeds=2, recheck=2,
@@ -100,7 +102,40 @@ def test_the_summary_record_reads_what_main_wrote_and_refuses_a_later_format(run
     del raw["format"]  # as main wrote it
     (run / "summary.json").write_text(json.dumps(raw | {"recheck": "junk", "n_told": True}))
     old = read_summary(run)
-    assert old is not None and old.front == s.front and old.recheck == {} and old.n_told == 0  # junk reads as absent
+    assert old is not None and old.front == s.front and old.n_told == 0
+    assert old.recheck == RecheckBlock()  # junk reads as absent
     (run / "summary.json").write_text(json.dumps(raw | {"format": 2}))
     with pytest.raises(UserError, match=r"summary.json: format 2; this paretosched reads summary format 1"):
         ps.load_run(run)
+
+
+def test_the_summary_blocks_are_typed_records_written_back_key_for_key(run: Path) -> None:
+    raw = json.loads((run / "summary.json").read_text())
+    s = read_summary(run)
+    assert s is not None and s.to_json() == raw
+    assert [type(g) for g in s.generations] == [Generation] * 3 and s.generations[-1].hv == raw["generations"][-1]["hv"]
+    fcfs = s.baselines["fcfs"]
+    assert isinstance(fcfs, BaselineResult) and fcfs.eval_id == raw["baselines"]["fcfs"]["eval_id"]
+    rc, said = s.recheck, raw["recheck"]
+    assert rc.seeds == said["seeds"] and len(rc.seeds) == 2 and rc.dominated_baselines == said["dominated_baselines"]
+    assert rc.front is not None and [type(p) for p in rc.front] == [FrontCheck] * len(said["front"])
+    assert [p.eval_id for p in rc.front] == s.front and isinstance(rc.baselines["fcfs"], BaselineCheck)
+    first = rc.front[0]
+    assert isinstance(first.per_seed[0], SeedValues) and [q.seed for q in first.per_seed] == rc.seeds
+    assert first.objectives == said["front"][0]["objectives"] and first.std == said["front"][0]["std"]
+    assert s.resampling is None and raw["resampling"] is None  # SMALL runs without resampling
+    on = {"max_seeds": 6, "step": 2, "tolerance": 0.05}
+    assert Resampling.from_json(on) == Resampling(6, 2, 0.05) and Resampling(6, 2, 0.05).to_json() == on
+
+
+def test_older_summary_blocks_read_as_recorded_and_keep_their_shape() -> None:
+    old = {"recheck": {"seeds": [7, 8], "eval_ids": {"0": 6}},  # before the re-check block had verdicts
+           "baselines": {"fcfs": {"eval_id": 0, "dominated": True}, "bad": "junk"},  # before `_on_search_seeds`
+           "generations": [{"generation": 0, "hv": 1.5, "front_size": 2}, {"hv": 2.0}, "junk"],
+           "resampling": {"max_seeds": 6}}
+    s = Summary.from_json(old, Path("summary.json"))
+    assert s.recheck.seeds == [7, 8] and s.recheck.front is None and s.recheck.dominated_baselines is None
+    assert s.recheck.to_json() == old["recheck"]  # written back without the keys it never had
+    assert list(s.baselines) == ["fcfs"] and s.baselines["fcfs"].dominated_on_search_seeds is True
+    assert [(g.generation, g.hv, g.front_size, g.resampled) for g in s.generations] == [(0, 1.5, 2, 0)]
+    assert s.resampling is None  # incomplete: not recorded
