@@ -57,3 +57,45 @@ def test_api_errors_name_the_study_dict_and_the_apis_arguments(tmp_path: Path) -
     (tmp_path / "full" / "junk").write_text("x")
     with pytest.raises(UserError, match=r"use resume=True or another out=$"):
         ps.optimise(STUDY, out=tmp_path / "full")
+
+
+def test_a_misspelt_key_leads_and_every_other_error_is_named() -> None:
+    bad = {k: v for k, v in STUDY.items() if k != "budget"}
+    bad.update(budgte={"generations": 2}, seeds="x", zzz=1)
+    with pytest.raises(UserError) as err:
+        ps.optimise(bad)
+    msg = str(err.value)
+    assert msg.startswith("<study dict>: budgte: unknown key (did you mean 'budget'?) [+3 more: "), msg
+    for part in ("zzz: unknown key", "seeds: ", "budget: required key is missing"):  # the third and fourth too
+        assert part in msg, (part, msg)
+
+
+def test_unknown_metrics_all_named_with_their_nearest(tmp_path: Path) -> None:
+    bad = {**STUDY, "objectives": ["energy_kwhh", "mean_bsdl"]}
+    with pytest.raises(UserError) as err:
+        ps.optimise(bad, out=tmp_path / "x")
+    msg = str(err.value)
+    assert "objectives.0: unknown metric 'energy_kwhh' (did you mean 'energy_kwh'?)" in msg
+    assert "objectives.1: unknown metric 'mean_bsdl' (did you mean 'mean_bsld'?)" in msg
+
+
+def test_unknown_gene_path_suggests_the_key(tmp_path: Path) -> None:
+    bad = {**STUDY, "search": {"scheduler.job_polcy": {"type": "choice", "values": ["first", "shortest"]}}}
+    with pytest.raises(UserError, match=r"search\.scheduler\.job_polcy: unknown config path .*"
+                                        r"\(did you mean 'job_policy'\?\)$"):
+        ps.optimise(bad, out=tmp_path / "x")
+
+
+@pytest.mark.parametrize("flag, value, expected", [
+    ("--platform", "gaia-mni", "unknown platform 'gaia-mni' (did you mean 'gaia-mini'?)"),
+    ("--workload", "builtin:hpc2n.swf.gz", "no bundled trace 'hpc2n.swf.gz' (did you mean 'hpc2n-3k.swf.gz'?) "
+                                           "(bundled: builtin:hpc2n-3k.swf.gz, builtin:sdsc-blue-20k.swf.gz"),
+])
+def test_simulate_suggests_platform_and_bundled_trace(flag: str, value: str, expected: str, tmp_path: Path,
+                                                      capsys) -> None:
+    from tests.test_cli import CONFIG
+
+    path = tmp_path / "c.yaml"
+    path.write_text(CONFIG)
+    assert main(["simulate", str(path), flag, value, "--n-jobs", "5"]) == 2
+    assert expected in capsys.readouterr().err
