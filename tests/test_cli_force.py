@@ -99,4 +99,4 @@ def test_simulate_json_stays_pure_json_when_replacing(tmp_path: Path) -> None:
     assert run_cli(argv)[0] == 0
     rc, out, err = run_cli([*argv, "--force"])
     assert rc == 0 and json.loads(out)["n_jobs"] == 20
-    assert err.strip() == f"paretosched: replaced {tmp_path / 'jobs.csv'}, {tmp_path / 'metrics.json'}"
+    assert err.splitlines()[0] == f"paretosched: replaced {tmp_path / 'jobs.csv'}, {tmp_path / 'metrics.json'}"

@@ -99,3 +99,16 @@ def test_simulate_suggests_platform_and_bundled_trace(flag: str, value: str, exp
     path.write_text(CONFIG)
     assert main(["simulate", str(path), flag, value, "--n-jobs", "5"]) == 2
     assert expected in capsys.readouterr().err
+
+
+def test_simulate_says_where_it_wrote(tmp_path: Path, capsys) -> None:
+    from tests.test_cli import CONFIG
+
+    path = tmp_path / "c.yaml"
+    path.write_text(CONFIG)
+    out, plots = tmp_path / "o", tmp_path / "p"
+    assert main(["simulate", str(path), "--n-jobs", "5", "--json", "--out", str(out)]) == 0
+    got = capsys.readouterr()
+    assert got.err.strip() == f"wrote {out / 'jobs.csv'}, {out / 'metrics.json'}"  # stdout stays one JSON object
+    assert main(["simulate", str(path), "--n-jobs", "5", "--plots", str(plots)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {plots / 'run.html'}"
