@@ -112,3 +112,15 @@ def test_simulate_says_where_it_wrote(tmp_path: Path, capsys) -> None:
     assert got.err.strip() == f"wrote {out / 'jobs.csv'}, {out / 'metrics.json'}"  # stdout stays one JSON object
     assert main(["simulate", str(path), "--n-jobs", "5", "--plots", str(plots)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == f"wrote {plots / 'run.html'}"
+
+
+def test_baseline_rows_carry_the_genes_their_config_sets(tmp_path: Path) -> None:
+    # every gene column of a baseline row was NaN although the baseline's config sets those paths
+    run, _ = _optimise(STUDY, tmp_path / "r")
+    ev = run.evaluations
+    base = ev[ev["kind"] == "baseline"].iloc[0]
+    from paretosched.search.runlog import read_evaluations
+
+    logged = next(r for r in read_evaluations(run.path) if r.kind == "baseline")
+    assert base["scheduler.job_policy"] == logged.config["scheduler"]["job_policy"] == "first"
+    assert base["scheduler.freq"] == logged.config["scheduler"]["freq"]
