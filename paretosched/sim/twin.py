@@ -209,25 +209,32 @@ class Twin(NodePower):
         ready = self.env.now
         booting = False
         mem = job.mem
+        nodes = {}
         for p, k in alloc:
             free = p.free
-            cores = free[:-k - 1:-1]  # the lowest free core numbers, ascending (the list is kept descending)
-            del free[-k:]
+            if k == 1:  # the most frequent case on single-core processors: no slices
+                cores = [free.pop()]
+            else:
+                cores = free[:-k - 1:-1]  # the lowest free core numbers, ascending (the list is kept descending)
+                del free[-k:]
             taken.append((p, cores))
             node = p.node
+            nodes[node.idx] = None
             node.busy += k
-            node.mem_free -= k * mem
-            for w in node.watchers:
-                w[p] = None
-                if mem:
-                    w[node] = None
+            if mem:
+                node.mem_free -= k * mem
+            if node.watchers:
+                for w in node.watchers:
+                    w[p] = None
+                    if mem:
+                        w[node] = None
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
                 booting = True
             else:
                 node.idle_version += 1  # cancels a pending switch-off
         self.free_total -= job.size
-        job.nodes = tuple(dict.fromkeys(p.node.idx for p, _ in alloc))
+        job.nodes = tuple(nodes)
         if booting:
             # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
             ev = self.env.timeout(ready - self.env.now)
@@ -242,33 +249,58 @@ class Twin(NodePower):
         record = self.record
         tl = self.timeline
         bw = job.bw
+        power = self.power
+        slow = []  # processors whose interference factor may change: re-timed once all are counted
+        pace = None
+        # one pass per processor with the power update inlined (`_set_proc_power`'s arithmetic,
+        # in the same order, so every sum is bit-identical): this loop runs once per job part
         for p, cores in taken:
             if record:
                 self._attribute(p)
             if tl is not None:
                 tl.before(p)
-            was_idle = not p.busy
             k = len(cores)
-            p.busy += k
-            p.bw_used += k * bw
+            was_idle = not p.busy
+            busy = p.busy = p.busy + k
+            if bw:
+                p.bw_used += k * bw
             for w in p.node.watchers:  # bandwidth moves here: for a booting node, later than `start`
                 w[p] = None
-            self._set_proc_power(p, was_idle)
+            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w
+            if record:
+                self.unattr_power -= p.power if was_idle else 0.0
+            power += new - p.power
+            p.power = new
             if tl is not None:
+                self.power = power
                 tl.after(p)
+            if p.bw_used > p.bw_cap or p.factor != 1.0:
+                slow.append(p)
+            speed = p.speed * p.factor
+            if pace is None or speed < pace:
+                pace = speed
+        self.power = power
         ops = job.ops
         groups = []
         end = now
-        for p, cores in taken:
-            if p.bw_used > p.bw_cap or p.factor != 1.0:
+        if slow:
+            for p in slow:
                 self._refresh_speed(p)
-        pace = min(p.speed * p.factor for p, _ in taken) if self.lockstep else None
-        for p, cores in taken:
-            g = Group(job, p, cores, ops, pace if pace is not None else p.speed * p.factor, now)
-            p.groups[g] = None
-            groups.append(g)
-            if g.end > end:
-                end = g.end
+            pace = min(p.speed * p.factor for p, _ in taken)
+        if self.lockstep:
+            for p, cores in taken:
+                g = Group(job, p, cores, ops, pace, now)
+                p.groups[g] = None
+                groups.append(g)
+            if groups and groups[0].end > end:  # every part ends together
+                end = groups[0].end
+        else:
+            for p, cores in taken:
+                g = Group(job, p, cores, ops, p.speed * p.factor, now)
+                p.groups[g] = None
+                groups.append(g)
+                if g.end > end:
+                    end = g.end
         job.groups = groups
         job.end = end
         job.version += 1
@@ -288,7 +320,14 @@ class Twin(NodePower):
             w[job] = None
         record = self.record
         tl = self.timeline
-        touched = []
+        off_after = self.off_after
+        bw = job.bw
+        mem = job.mem
+        power = self.power
+        free_total = self.free_total
+        refresh = []
+        # `_set_proc_power` inlined, its arithmetic in the same order (bit-identical sums): this
+        # loop runs once per job part
         for g in job.groups:
             p = g.proc
             k = len(g.cores)
@@ -298,23 +337,39 @@ class Twin(NodePower):
                 tl.before(p)
             del p.groups[g]
             p.free.extend(g.cores)
-            p.busy -= k
-            p.bw_used = p.bw_used - k * job.bw if p.busy else 0.0  # no float residue on idle processors
+            busy = p.busy = p.busy - k
+            if bw:
+                p.bw_used = p.bw_used - k * bw if busy else 0.0  # no float residue on idle processors
+            elif not busy:
+                p.bw_used = 0.0
             node = p.node
-            node.busy -= k
-            node.mem_free = node.mem_free + k * job.mem if node.busy else node.mem_cap
-            for w in node.watchers:
-                w[p] = None
-                if job.mem or not node.busy:
-                    w[node] = None
-            self.free_total += k
-            self._set_proc_power(p, False)
+            nb = node.busy = node.busy - k
+            if mem:
+                node.mem_free = node.mem_free + k * mem if nb else node.mem_cap
+            elif not nb:
+                node.mem_free = node.mem_cap
+            if node.watchers:
+                for w in node.watchers:
+                    w[p] = None
+                    if mem or not nb:
+                        w[node] = None
+            free_total += k
+            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w if busy else p.ncores * p.p3_w
+            if record:
+                self.unattr_power += (new if not busy else 0.0) - 0.0
+            power += new - p.power
+            p.power = new
             if tl is not None:
+                self.power = power
                 tl.after(p)
-            touched.append(p)
-            if not node.busy and self.off_after is not None:
+            if p.factor != 1.0:
+                refresh.append(p)
+            if not nb and off_after is not None:
+                self.power = power
                 self._arm_idle(node)
-        for p in touched:
+        self.power = power
+        self.free_total = free_total
+        for p in refresh:
             if p.factor != 1.0:
                 self._refresh_speed(p)
         self.done.append(job)
