@@ -1,18 +1,27 @@
 """Conservative backfilling (Mu'alem & Feitelson 2001) on a heterogeneous platform.
 
-At each decision every queued job, in the job policy's order, gets a reservation: the earliest
-time at which it fits in an availability profile (free cores per processor and free memory per
-node over time) built from the free cores now, the running jobs' estimated ends (`EndOrder`) and
-the reservations of the jobs before it. A job whose reservation is now starts now, with the
-resource policy choosing its cores within what the profile leaves over its whole run, so it
-delays none of the reservations before it. The plan is made afresh at each decision (the jobs
-keep their order), so a job only moves earlier when running jobs end before their estimate.
+Every queued job holds a reservation, kept from one decision to the next (`Plan`): a start
+time and cores per processor group, in an availability profile (free cores per processor group
+and free memory per node over time) built from the free cores now, the running jobs' estimated
+ends (`EndOrder`) and every other job's reservation. A job that arrives gets the earliest slot
+in that profile; at each decision the plan is compressed the textbook way: in the job policy's
+order each job may move to an earlier slot, given every other reservation, and never later. A
+job whose slot is now starts, the resource policy choosing its cores within what the profile
+leaves over its whole run, so it delays no reservation. A job only moves earlier when running
+jobs end before their estimate, and no job is ever moved past its reservation to make room.
 
 Durations come from requested operations: a job is placed with the slowest core of the platform
 (its longest possible run, so it fits whatever cores it gets), then holds its planned cores for
 its run on those. With exact estimates and no interference no job starts later than its first
 reservation (a tested invariant); on a homogeneous platform this is textbook conservative
-backfilling (tested against a reference).
+backfilling with compression (tested against a count-based reference), where the plan is kept in
+plain counts (`consplan.count_pass`), and a job that cannot move earlier costs one test (the most
+free cores at any step before its slot), so a decision costs the queue, not a re-plan of it.
+
+A reservation's start may coincide with no event (jobs overran their estimates, or a job of no
+duration ended at once), so the twin is asked for a decision at the earliest one (`Twin.wake_at`).
+A job due now starts on the processor groups it was planned on; if a running job overran and a
+kept reservation lost its cores, every job is placed afresh at its earliest slot for that pass.
 """
 
 from __future__ import annotations
@@ -21,9 +30,9 @@ import math
 from bisect import bisect_left, insort
 from typing import TYPE_CHECKING, Any
 
-
 import numpy as np
 
+from paretosched.sim.consplan import Plan, count_pass, hold_end, limits_in_rank, wake
 from paretosched.sim.endorder import end_order
 from paretosched.sim.policies import JobSelector, ResourceSelector
 from paretosched.sim.taking import power_rank
@@ -38,7 +47,8 @@ class Profile:
     Processors of the same speed are interchangeable for a plan when their node's memory is no
     limit (a group per speed), else within their node (a group per node and speed): counting per
     group rather than per processor is what makes a homogeneous platform plan as textbook
-    conservative backfilling does, by counts alone.
+    conservative backfilling does, by counts alone. Built at each decision from the running jobs;
+    the queued jobs' reservations are then held in it (`Plan.apply`).
     """
 
     def __init__(self, twin: Twin, ranked: list[Any], cache: _Cache) -> None:
@@ -66,17 +76,25 @@ class Profile:
                     mem[i, node] += m
         self.cores = np.cumsum(cores, axis=0)
         self.mem = np.cumsum(mem, axis=0) if mem is not None else None
+        self._totals: list[int] | None = None
 
-    def candidates(self, size: int, duration: float) -> Any:
-        """The rows where a job of `size` cores could start for `duration`, counting all groups
-        together (a necessary condition, vectorised; each is then checked per group)."""
+    def candidates(self, size: int, duration: float, before: int) -> Any:
+        """The rows before `before` where a job of `size` cores could start for `duration`,
+        counting all groups together (a necessary condition, vectorised; each is then checked
+        per group)."""
         times = np.asarray(self.times)
         m = len(times)
         rows = np.arange(m)
         ends = np.maximum(np.searchsorted(times, times + duration, side="left"), rows + 1)
         bad = np.where(self.cores.sum(axis=1) < size, rows, m)
         next_bad = np.minimum.accumulate(bad[::-1])[::-1]  # the first short row at or after each
-        return np.flatnonzero(next_bad >= ends)
+        return np.flatnonzero(next_bad[:before] >= ends[:before])
+
+    def most_before(self, before: int) -> int:
+        """The most free cores (all groups together) at any step before row `before`."""
+        if self._totals is None:
+            self._totals = self.cores.sum(axis=1).tolist()
+        return max(self._totals[:before]) if before else -1
 
     def window(self, i: int, duration: float) -> int:
         """The end (exclusive) of the rows a job starting at row `i` for `duration` spans."""
@@ -96,95 +114,132 @@ class Profile:
             self.mem = np.concatenate((mm[:i], mm[i - 1:i], mm[i:]))
         return i
 
-    def hold(self, start: int, duration: float, alloc: list[tuple[int, Any, int]], mem: float) -> None:
-        """Take `alloc` ((group, node, cores) triples) from row `start` for `duration`.
-
-        A job of no duration holds its cores for an instant (the next float), so nothing that
-        runs across that instant can take them."""
-        t = self.times[start]
-        end = self.split(t + duration if duration > 0 else math.nextafter(t, math.inf))
+    def hold(self, t0: float, t1: float, alloc: list[tuple[int, Any, int]], mem: float, sign: int = 1,
+             row: int | None = None) -> None:
+        """Take (sign 1) or give back (-1) `alloc` ((group, node, cores) triples) over [t0, t1),
+        from row `row` when given (a row of jobs past their estimate shares now with row 0), else
+        from `t0`'s row (row 0 for a reservation that is due)."""
+        start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
+        end = self.split(t1)
         for g, node, k in alloc:
-            self.cores[start:end, g] -= k
+            self.cores[start:end, g] -= sign * k
             if self.mem is not None and mem > 0:
-                self.mem[start:end, node.idx] -= k * mem
+                self.mem[start:end, node.idx] -= sign * k * mem
+        self._totals = None
 
     def limits(self, cap: Any) -> dict[int, int]:
         """Per-processor caps for a job starting now: each group's cap, given to its processors'
         free cores in rank order (only caps below a processor's free cores are listed)."""
-        out = {}
-        for g, members in enumerate(self.members):
-            left = int(cap[g])
-            for p in members:
-                n = len(p.free)
-                if n:
-                    k = n if n < left else left
-                    if k < n:
-                        out[p.idx] = k
-                    left -= k
-
-        return out
+        return limits_in_rank(self.members, [int(c) for c in cap])
 
 
 def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
-    """Reserve every queued job in order; start those whose reservation is now."""
-    if twin.free_total == 0 and not twin.record:
-        return  # nothing can start now (reservations are only kept for the record)
+    """Compress the plan in the job policy's order, place new jobs; start those whose slot is now."""
     # future cores are planned in the policy's order when it is static, else in platform order
     # (dynamic and random policies rank only what is free now); the start itself asks the policy
     ranked = rsel.ranked() if rsel.static else _platform_order(twin, rsel)
     cache = twin.sched_state.get("conservative")
     if cache is None:
         cache = twin.sched_state["conservative"] = _Cache()
+    plan = cache.plan
+    plan.keep_queued(twin.queue)
+    if plan.slowest is None:
+        plan.slowest = min(p.speed for p in twin.procs)
+    group_of, members = cache.groups(ranked)
+    order = end_order(twin)
+    if len(members) == 1 and order.unbounded_mem:
+        count_pass(twin, jsel, rsel, plan, members)
+        return
     prof = Profile(twin, ranked, cache)
-    slowest = min(p.speed for p in twin.procs)
+    # reservations keep their groups by key (speed, node): a dynamic ranking renumbers groups
+    index = cache.index
+    now = twin.now
+    for t0, t1, parts, jmem in plan.res.values():
+        if t0 >= now:  # a reservation whose start has passed (jobs overran) is made afresh
+            prof.hold(t0, t1, [(index[key], node, k) for key, node, k in parts], jmem)
+    # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
+    # down): then every job is placed afresh this pass, at its earliest slot given the others
+    broken = bool((prof.cores < 0).any()) or (prof.mem is not None and bool((prof.mem < -1e-6).any()))
+    slowest = plan.slowest
     group_speed = [m[0].speed for m in prof.members]
     group_node = [m[0].node for m in prof.members]
-    queue = jsel.order(twin.queue)
-    # the smallest job from each position on: once it cannot fit in what is free now, no later
-    # job starts now, and later reservations bind nobody before them (kept only for the record)
-    smallest = [0] * len(queue)
-    least = twin.free_total + 1
-    for k in range(len(queue) - 1, -1, -1):
-        least = smallest[k] = min(least, queue[k].size)
-    for k, job in enumerate(queue):
-        if smallest[k] > twin.free_total and not twin.record:
-            break
+    res = plan.res
+    for job in jsel.order(twin.queue):
+        before = len(prof.times)
+        old = res.get(job)
+        if old is not None:
+            t0, t1, parts, jmem = old
+            if t0 > twin.now and not broken:
+                before = bisect_left(prof.times, t0)
+                if prof.most_before(before) < job.size:
+                    continue  # cannot move earlier: its reservation stays as it is
+            parts = [(index[key], node, k) for key, node, k in parts]
+            if t0 >= now:
+                prof.hold(t0, t1, parts, jmem, sign=-1)
         longest = job.req_ops / slowest
-        for i in prof.candidates(job.size, longest).tolist():
+        if old is not None and old[0] == now and not broken:
+            # due now: it starts on the groups it was planned on, so it runs no longer than the plan
+            # holds (the cores of another group could be slower, and later plans start at its end)
+            j = max(bisect_left(prof.times, old[1], lo=1), 1)
+            want = np.zeros(len(prof.members), dtype=np.int64)
+            for g, _, k in parts:
+                want[g] += k
+            if _start_now(twin, rsel, prof, job, np.minimum(prof.cores[0:j].min(axis=0), want),
+                          prof.mem[0:j].min(axis=0) if prof.mem is not None else None):
+                res.pop(job, None)
+                continue
+        placed = False
+        for i in prof.candidates(job.size, longest, before).tolist():
             j = prof.window(i, longest)
             cap = prof.cores[i:j].min(axis=0)
             if int(cap.sum()) < job.size:
                 continue
             mcap = prof.mem[i:j].min(axis=0) if prof.mem is not None else None
             if i == 0:
-                if job.size > twin.free_total:
-                    continue
-                mem_limits = {n.idx: float(mcap[n.idx]) for n in twin.nodes} if mcap is not None else None
-                alloc = rsel.allocate(job, prof.limits(cap), mem_limits)
-                if alloc is not None:
-                    duration = job.req_ops / min(p.speed * p.factor for p, _ in alloc)
-                    twin.start(job, alloc)
-                    prof.hold(0, duration, [(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem)
+                if _start_now(twin, rsel, prof, job, cap, mcap):
+                    res.pop(job, None)
+                    placed = True
                     break
                 continue
-            plan = _take_counts(range(len(prof.members)), group_node, job.size, job.mem, cap, mcap)
-            if plan is None:
+            take = _take_counts(range(len(prof.members)), group_node, job.size, job.mem, cap, mcap)
+            if take is None:
                 continue
-            twin.note_reservation(job, prof.times[i])
-            prof.hold(i, job.req_ops / min(group_speed[g] for g, _, _ in plan), plan, job.mem)
+            t = prof.times[i]
+            twin.note_reservation(job, t)
+            t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
+            res[job] = (t, t_end, [(cache.keys[g], node, k) for g, node, k in take], job.mem)
+            prof.hold(t, t_end, take, job.mem, row=i)
+            placed = True
             break
-        else:
-            # no step fits (cannot happen: the last step is the whole platform and the loader
-            # accepted only jobs the empty platform holds); later jobs would not see this one
-            return
+        if not placed and old is not None and old[0] >= now:
+            prof.hold(old[0], old[1], parts, old[3])  # no earlier slot: it stays
+    wake(twin, plan)
+
+
+def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, job: Any, cap: Any, mcap: Any) -> bool:
+    """Start `job` now within `cap` cores per group and `mcap` memory per node, and hold its cores."""
+    if job.size > twin.free_total or int(cap.sum()) < job.size:
+        return False
+    mem_limits = {n.idx: float(mcap[n.idx]) for n in twin.nodes} if mcap is not None else None
+    alloc = rsel.allocate(job, prof.limits(cap), mem_limits)
+    if alloc is None:
+        return False
+    duration = job.req_ops / min(p.speed * p.factor for p, _ in alloc)
+    twin.start(job, alloc)
+    prof.hold(twin.now, hold_end(twin.now, duration), [(prof.group_of[p.idx], p.node, k) for p, k in alloc],
+              job.mem)
+    return True
 
 
 class _Cache:
-    """What a twin's passes share: processor groups per ranking, and each job's cores per group."""
+    """What a twin's passes share: the plan, processor groups per ranking, each job's cores per group."""
 
     def __init__(self) -> None:
+        self.plan = Plan()
         self._ranked: list[Any] | None = None
         self._groups: tuple[list[int], list[list[Any]]] = ([], [])
+        self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
+        self.index: dict[tuple[float, int], int] = {}   # and back
         self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
 
     def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
@@ -202,6 +257,8 @@ class _Cache:
                 group_of[p.idx] = g
                 members[g].append(p)
             self._ranked, self._groups = list(ranked), (group_of, members)
+            self.index = key_group
+            self.keys = list(key_group)
             self._parts.clear()
         return self._groups
 

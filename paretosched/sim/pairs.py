@@ -1,8 +1,8 @@
 """One decision with a classic policy pair (thesis table 3.2), shared by every scheduler kind.
 
 It starts jobs in the job policy's order until the chosen job does not fit (head-of-line
-blocking), then backfills around that job's reservation (EASY) or around every queued job's
-(conservative).
+blocking), then backfills around that job's reservation (EASY); with conservative backfilling the
+whole queue, head included, follows the plan of kept reservations.
 """
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ def schedule_pair(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, backfil
     cons = backfilling == "conservative"
     started = 0
     queue = twin.queue
+    if cons and queue:
+        # the head is the plan's first job: starting it whenever it fits now could take cores
+        # that later jobs' kept reservations count on (on a heterogeneous platform)
+        before = len(queue)
+        conservative(twin, jsel, rsel)
+        return before - len(queue)
     while queue:
         job = jsel.head(queue)
         alloc = rsel.allocate(job) if job.size <= twin.free_total else None

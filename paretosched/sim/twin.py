@@ -69,6 +69,7 @@ class Twin(NodePower):
         self.sched_state: dict[str, Any] = {}
         self.decide: Callable[[Twin], None] = lambda twin: None
         self._decision_pending = False
+        self._wake = -1.0  # the latest time a decision was asked for ahead (`wake_at`)
         self.decisions = 0
         self.timeline = Timeline(self) if timeline else None
         self._finished = self.env.event()
@@ -387,6 +388,16 @@ class Twin(NodePower):
         ev = self.env.event()
         ev.callbacks.append(self._decide)
         ev.succeed()
+
+    def wake_at(self, t: float) -> None:
+        """Ask for a decision at `t` even if nothing happens then (a kept reservation's start:
+        conservative backfilling). A request no earlier than a pending one is already served."""
+        now = self.env.now
+        if t <= now or now < self._wake <= t:
+            return
+        self._wake = t
+        ev = self.env.timeout(t - now)
+        ev.callbacks.append(lambda _ev: self.request_decision())
 
     def _decide(self, _ev: Any) -> None:
         self._decision_pending = False
