@@ -158,20 +158,22 @@ def _static_count_reservation(twin: Twin, head: Any, rsel: ResourceSelector, ord
     if twin.free_total + order.released_total < need:
         return None  # the head never fits (cannot happen for jobs the loader accepted)
     total = order.released_total  # cores of the released processors at the shadow time
-    for p in free_procs:
-        if p in released:
-            total += len(p.free)
+    # the released processors with a free core now (on single-core processors, none): the rest
+    # of each set is walked only where it matters
+    if len(released) < len(free_procs):
+        both = [p for p in released if p in free_procs]
+    else:
+        both = [p for p in free_procs if p in released]
+    for p in both:
+        total += len(p.free)
     limits: dict[int, int] = {}
-    pos = rsel.rank_pos()
     if total <= need:  # the head takes every released processor whole, then free cores elsewhere
         need -= total
-        others = []
-        for p in free_procs:
-            if p in released:
-                limits[p.idx] = 0
-            else:
-                others.append(p)
+        for p in both:
+            limits[p.idx] = 0
         if need:
+            pos = rsel.rank_pos()
+            others = [p for p in free_procs if p not in released] if both else list(free_procs)
             others.sort(key=pos)
             for p in others:
                 n = len(p.free)
@@ -180,13 +182,16 @@ def _static_count_reservation(twin: Twin, head: Any, rsel: ResourceSelector, ord
                 need -= t
                 if not need:
                     break
-    else:  # the head's share ends within the released processors, in rank order
-        for p in sorted(released, key=pos):
+    elif both:  # the head's share ends within the released processors, in rank order
+        shared = set(both)
+        for p in sorted(released, key=rsel.rank_pos()):
             n = len(p.free) + released[p]
             t = n if n < need else need
             need -= t
-            if p in free_procs:
+            if p in shared:
                 limits[p.idx] = n - t
+            if not need:
+                break  # the caps of the processors after it would be their free cores: no cap
     mem_limits: dict[int, float] = {}
     if not order.unbounded_mem:  # the jobs' released memory, summed in order as the general pass does
         for job in prefix:
