@@ -51,16 +51,18 @@ class Profile:
     the queued jobs' reservations are then held in it (`Plan.apply`).
     """
 
-    def __init__(self, twin: Twin, ranked: list[Any], cache: _Cache) -> None:
+    def __init__(self, twin: Twin, ranked: list[Any], cache: _Cache, holds: list[Any]) -> None:
         now = twin.now
         order = end_order(twin)
         self.bounded = not order.unbounded_mem
         self.group_of, self.members = cache.groups(ranked)
-        ends = sorted({max(now, order.est[j]) for j in twin.running})
+        ends = {max(now, order.est[j]) for j in twin.running}
         # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
-        # row of their own after it (they hold their cores until they really end)
-        self.times = [now] + ends
-        row = {t: i + 1 for i, t in enumerate(ends)}
+        # row of their own after it (they hold their cores until they really end); the kept
+        # reservations (`holds`: start, end, then `_vec`'s arrays) are held here in one go
+        later = {h[1] for h in holds} | {h[0] for h in holds if h[0] > now}
+        self.times = [now] + sorted(ends | later)
+        row = {t: i for i, t in enumerate(self.times) if i}
         group_of = self.group_of
         cores = np.zeros((len(self.times), len(self.members)), dtype=np.int64)
         for p in order.with_free_cores():
@@ -74,6 +76,22 @@ class Profile:
                 cores[i, g] += k
                 if mem is not None and m > 0:
                     mem[i, node] += m
+        self.free_now = cores[0].copy()  # each group's free cores now (before reservations)
+        self.mem_now = mem[0].copy() if mem is not None else None
+        if holds:
+            a = [0 if h[0] <= now else row[h[0]] for h in holds]
+            b = [row[h[1]] for h in holds]
+            gs = np.concatenate([h[2] for h in holds])
+            ks = np.concatenate([h[3] for h in holds])
+            n = [len(h[2]) for h in holds]
+            np.subtract.at(cores, (np.repeat(a, n), gs), ks)
+            np.add.at(cores, (np.repeat(b, n), gs), ks)
+            if mem is not None:
+                nodes = np.concatenate([h[4] for h in holds])
+                memk = np.concatenate([h[5] for h in holds])
+                n = [len(h[4]) for h in holds]
+                np.subtract.at(mem, (np.repeat(a, n), nodes), memk)
+                np.add.at(mem, (np.repeat(b, n), nodes), memk)
         self.cores = np.cumsum(cores, axis=0)
         self.mem = np.cumsum(mem, axis=0) if mem is not None else None
         self._totals: list[int] | None = None
@@ -114,23 +132,23 @@ class Profile:
             self.mem = np.concatenate((mm[:i], mm[i - 1:i], mm[i:]))
         return i
 
-    def hold(self, t0: float, t1: float, alloc: list[tuple[int, Any, int]], mem: float, sign: int = 1,
-             row: int | None = None) -> None:
-        """Take (sign 1) or give back (-1) `alloc` ((group, node, cores) triples) over [t0, t1),
-        from row `row` when given (a row of jobs past their estimate shares now with row 0), else
-        from `t0`'s row (row 0 for a reservation that is due)."""
+    def hold(self, t0: float, t1: float, vec: Any, sign: int = 1, row: int | None = None) -> None:
+        """Take (sign 1) or give back (-1) `vec` (`_vec`'s arrays) over [t0, t1), from row `row`
+        when given (a row of jobs past their estimate shares now with row 0), else from `t0`'s row
+        (row 0 for a reservation that is due)."""
         start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
         end = self.split(t1)
-        for g, node, k in alloc:
-            self.cores[start:end, g] -= sign * k
-            if self.mem is not None and mem > 0:
-                self.mem[start:end, node.idx] -= sign * k * mem
+        gs, ks, nodes, memk = vec
+        self.cores[start:end, gs] -= sign * ks  # groups, and nodes, appear once in a vec
+        if self.mem is not None and len(nodes):
+            self.mem[start:end, nodes] -= sign * memk
         self._totals = None
 
     def limits(self, cap: Any) -> dict[int, int]:
         """Per-processor caps for a job starting now: each group's cap, given to its processors'
         free cores in rank order (only caps below a processor's free cores are listed)."""
-        return limits_in_rank(self.members, [int(c) for c in cap])
+        short = np.flatnonzero(cap < self.free_now)  # the other groups' caps limit nothing
+        return limits_in_rank(self.members, cap.tolist(), short.tolist())
 
 
 def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
@@ -145,45 +163,57 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     plan.keep_queued(twin.queue)
     if plan.slowest is None:
         plan.slowest = min(p.speed for p in twin.procs)
+    queue = twin.queue
+    compress = plan.compress(twin)
+    while not plan.res and queue:
+        # no reservation kept: the first job in order starts if it fits now, as it would in a
+        # full pass (nothing is held in the future, so what is free now is its cap), for less
+        job = jsel.head(queue)
+        alloc = rsel.allocate(job) if job.size <= twin.free_total else None
+        if alloc is None:
+            break
+        twin.start(job, alloc)
+    if not queue:
+        return
     group_of, members = cache.groups(ranked)
     order = end_order(twin)
     if len(members) == 1 and order.unbounded_mem:
-        count_pass(twin, jsel, rsel, plan, members)
+        count_pass(twin, jsel, rsel, plan, members, compress)
         return
-    prof = Profile(twin, ranked, cache)
+    now = twin.now
+    res = plan.res
     # reservations keep their groups by key (speed, node): a dynamic ranking renumbers groups
     index = cache.index
-    now = twin.now
-    for t0, t1, parts, jmem in plan.res.values():
-        if t0 >= now:  # a reservation whose start has passed (jobs overran) is made afresh
-            prof.hold(t0, t1, [(index[key], node, k) for key, node, k in parts], jmem)
+    vecs = {job: (index_of(r[2], index), *r[3:]) for job, r in res.items()}
+    # a reservation whose start has passed (jobs overran) is made afresh: not held
+    prof = Profile(twin, ranked, cache, [(r[0], r[1], *vecs[job]) for job, r in res.items() if r[0] >= now])
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
     broken = bool((prof.cores < 0).any()) or (prof.mem is not None and bool((prof.mem < -1e-6).any()))
     slowest = plan.slowest
     group_speed = [m[0].speed for m in prof.members]
     group_node = [m[0].node for m in prof.members]
-    res = plan.res
     for job in jsel.order(twin.queue):
         before = len(prof.times)
         old = res.get(job)
         if old is not None:
-            t0, t1, parts, jmem = old
+            t0, t1 = old[0], old[1]
             if t0 > twin.now and not broken:
+                if not compress:
+                    continue  # nothing ended or began since the last decision: it cannot move
                 before = bisect_left(prof.times, t0)
                 if prof.most_before(before) < job.size:
                     continue  # cannot move earlier: its reservation stays as it is
-            parts = [(index[key], node, k) for key, node, k in parts]
+            vec = vecs[job]
             if t0 >= now:
-                prof.hold(t0, t1, parts, jmem, sign=-1)
+                prof.hold(t0, t1, vec, sign=-1)
         longest = job.req_ops / slowest
         if old is not None and old[0] == now and not broken:
             # due now: it starts on the groups it was planned on, so it runs no longer than the plan
             # holds (the cores of another group could be slower, and later plans start at its end)
             j = max(bisect_left(prof.times, old[1], lo=1), 1)
             want = np.zeros(len(prof.members), dtype=np.int64)
-            for g, _, k in parts:
-                want[g] += k
+            want[vec[0]] = vec[1]
             if _start_now(twin, rsel, prof, job, np.minimum(prof.cores[0:j].min(axis=0), want),
                           prof.mem[0:j].min(axis=0) if prof.mem is not None else None):
                 res.pop(job, None)
@@ -207,12 +237,13 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             t = prof.times[i]
             twin.note_reservation(job, t)
             t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
-            res[job] = (t, t_end, [(cache.keys[g], node, k) for g, node, k in take], job.mem)
-            prof.hold(t, t_end, take, job.mem, row=i)
+            vec = _vec(take, job.mem)
+            res[job] = (t, t_end, [cache.keys[g] for g in vec[0].tolist()], *vec[1:])
+            prof.hold(t, t_end, vec, row=i)
             placed = True
             break
         if not placed and old is not None and old[0] >= now:
-            prof.hold(old[0], old[1], parts, old[3])  # no earlier slot: it stays
+            prof.hold(old[0], old[1], vec)  # no earlier slot: it stays
     wake(twin, plan)
 
 
@@ -220,15 +251,39 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, job: Any, cap:
     """Start `job` now within `cap` cores per group and `mcap` memory per node, and hold its cores."""
     if job.size > twin.free_total or int(cap.sum()) < job.size:
         return False
-    mem_limits = {n.idx: float(mcap[n.idx]) for n in twin.nodes} if mcap is not None else None
+    mem_limits = None
+    if mcap is not None:  # only the caps below a node's free memory limit anything (a margin for
+        # the float residue of the running sum: listing a cap that limits nothing is harmless)
+        keep = np.flatnonzero(mcap <= prof.mem_now + 1e-6 * np.maximum(1.0, np.abs(prof.mem_now)))
+        mem_limits = {i: float(mcap[i]) for i in keep.tolist()}
     alloc = rsel.allocate(job, prof.limits(cap), mem_limits)
     if alloc is None:
         return False
     duration = job.req_ops / min(p.speed * p.factor for p, _ in alloc)
     twin.start(job, alloc)
-    prof.hold(twin.now, hold_end(twin.now, duration), [(prof.group_of[p.idx], p.node, k) for p, k in alloc],
-              job.mem)
+    for p, k in alloc:
+        prof.free_now[prof.group_of[p.idx]] -= k
+        if prof.mem_now is not None and job.mem > 0:
+            prof.mem_now[p.node.idx] -= k * job.mem
+    prof.hold(twin.now, hold_end(twin.now, duration), _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc],
+                                                          job.mem))
     return True
+
+
+def _vec(parts: list[tuple[int, Any, int]], mem: float) -> tuple[Any, Any, Any, Any]:
+    """(groups, cores, nodes, memory) arrays of (group, node, cores) triples, each group and node once."""
+    by_group: dict[int, int] = {}
+    by_node: dict[int, float] = {}
+    for g, node, k in parts:
+        by_group[g] = by_group.get(g, 0) + k
+        if mem > 0 and node.mem_cap < math.inf:
+            by_node[node.idx] = by_node.get(node.idx, 0.0) + k * mem
+    return (np.fromiter(by_group, np.int64, len(by_group)), np.fromiter(by_group.values(), np.int64, len(by_group)),
+            np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)))
+
+
+def index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
+    return np.fromiter((index[k] for k in keys), np.int64, len(keys))
 
 
 class _Cache:

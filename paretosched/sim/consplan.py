@@ -29,6 +29,20 @@ class Plan:
     def __init__(self) -> None:
         self.res: dict[Any, tuple[float, float, Any, float]] = {}
         self.slowest: float | None = None
+        self._marks: dict[Any, None] | None = None
+
+    def compress(self, twin: Twin) -> bool:
+        """Whether this decision compresses the plan: a job began or ended (or was re-timed) since
+        the last one (the twin marks them, `Twin.job_watchers`). Otherwise no kept reservation can
+        move earlier, and only new and due jobs are placed."""
+        marks = self._marks
+        if marks is None:
+            marks = self._marks = {}
+            twin.job_watchers.append(marks)
+            return True
+        changed = bool(marks)
+        marks.clear()
+        return changed
 
     def keep_queued(self, queue: list[Any]) -> None:
         """Forget the reservations of jobs no longer queued (started, by the plan or as heads)."""
@@ -39,11 +53,14 @@ class Plan:
                 del res[job]
 
 
-def limits_in_rank(members: list[list[Any]], cap: list[int]) -> dict[int, int]:
+def limits_in_rank(members: list[list[Any]], cap: list[int], groups: Any = None) -> dict[int, int]:
+    """Per-processor caps for a job starting now: each group's cap (of `groups`, default all),
+    given to its processors' free cores in rank order (only caps below a processor's free cores
+    are listed)."""
     out = {}
-    for g, group in enumerate(members):
+    for g in range(len(members)) if groups is None else groups:
         left = cap[g]
-        for p in group:
+        for p in members[g]:
             n = len(p.free)
             if n:
                 k = n if n < left else left
@@ -60,7 +77,7 @@ def hold_end(t: float, duration: float) -> float:
 
 
 def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan,
-                members: list[list[Any]]) -> None:
+                members: list[list[Any]], compress: bool) -> None:
     """`conservative` on one group of identical processors with no memory limit: the profile in
     plain counts (what textbook conservative backfilling keeps), the same decisions."""
     now = twin.now
@@ -112,6 +129,8 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
         if old is not None:
             t0, t1 = old[0], old[1]
             if t0 > now and not broken:
+                if not compress:
+                    continue
                 before = bisect_left(times, t0)
                 if not before or max(free[:before]) < size:
                     continue  # cannot move earlier: its reservation stays as it is

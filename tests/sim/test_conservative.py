@@ -20,11 +20,12 @@ def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
     cores (FCFS order), Mu'alem & Feitelson 2001.
 
     At each event time: release the jobs ending then, queue the jobs submitted then; then, if jobs
-    wait, compress: in order (the head too), each queued job leaves the
-    profile of free cores (free now, then each running job's requested end, clamped to now, and
-    every other job's reservation) and goes back at the earliest step where it fits for its
-    requested time, or at its old reservation if that is no later; a new job just takes the
-    earliest step. Those placed at now start.
+    wait: in order (the head too), each queued job leaves the profile of free cores (free now, then
+    each running job's requested end, clamped to now, and every other job's reservation) and goes
+    back at the earliest step where it fits for its requested time, or at its old reservation if
+    that is no later; a new job, or one due now, just takes the earliest step. Those placed at now
+    start. Kept reservations are re-examined (compression) only when a job began or ended since
+    the last time; a decision at each earliest reservation, as nothing else may happen then.
     """
     order = sorted(range(len(jobs)), key=lambda k: (jobs[k]["submit_s"], k))
     start: dict[int, float] = {}
@@ -35,9 +36,11 @@ def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
     req = [j["req_s"] if j.get("req_s") else j["run_s"] for j in jobs]
     wakes: list[float] = []   # decisions asked for at reservations' starts (nothing else may happen then)
     wake = -1.0
+    changed = True            # a job began or ended since the last compression
 
     def begin(k: int, now: float) -> None:
-        nonlocal free
+        nonlocal free, changed
+        changed = True
         queue.remove(k)
         reserved.pop(k, None)
         start[k] = now
@@ -51,11 +54,13 @@ def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
             heapq.heappop(wakes)
         while running and running[0][0] == now:
             free += jobs[heapq.heappop(running)[1]]["cores"]
+            changed = True
         while i < len(order) and jobs[order[i]]["submit_s"] == now:
             queue.append(order[i])
             i += 1
         if not queue:
             continue
+        compress, changed = changed, False
         # the profile: steps (time, free cores); jobs past their requested end free theirs in a
         # step of their own at now, after the first
         times, avail = [now], [free]
@@ -92,6 +97,8 @@ def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
         for k in list(queue):
             size, d = jobs[k]["cores"], req[k]
             old = reserved.get(k)
+            if old is not None and old[0] > now and not compress:
+                continue  # compression only after a job began or ended: it could not move
             if old is not None and old[0] >= now:
                 hold(old[0], old[1], -size)
             r = earliest(size, d)
