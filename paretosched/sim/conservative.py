@@ -182,11 +182,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         return
     now = twin.now
     res = plan.res
-    # reservations keep their groups by key (speed, node): a dynamic ranking renumbers groups
-    index = cache.index
-    vecs = {job: (index_of(r[2], index), *r[3:]) for job, r in res.items()}
     # a reservation whose start has passed (jobs overran) is made afresh: not held
-    prof = Profile(twin, ranked, cache, [(r[0], r[1], *vecs[job]) for job, r in res.items() if r[0] >= now])
+    prof = Profile(twin, ranked, cache, [r[:6] for r in res.values() if r[0] >= now])
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
     broken = bool((prof.cores < 0).any()) or (prof.mem is not None and bool((prof.mem < -1e-6).any()))
@@ -204,7 +201,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 before = bisect_left(prof.times, t0)
                 if prof.most_before(before) < job.size:
                     continue  # cannot move earlier: its reservation stays as it is
-            vec = vecs[job]
+            vec = old[2:6]
             if t0 >= now:
                 prof.hold(t0, t1, vec, sign=-1)
         longest = job.req_ops / slowest
@@ -238,7 +235,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             twin.note_reservation(job, t)
             t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
             vec = _vec(take, job.mem)
-            res[job] = (t, t_end, [cache.keys[g] for g in vec[0].tolist()], *vec[1:])
+            res[job] = (t, t_end, *vec, [cache.keys[g] for g in vec[0].tolist()])
             prof.hold(t, t_end, vec, row=i)
             placed = True
             break
@@ -282,7 +279,7 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float) -> tuple[Any, Any, Any, 
             np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)))
 
 
-def index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
+def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
     return np.fromiter((index[k] for k in keys), np.int64, len(keys))
 
 
@@ -314,6 +311,11 @@ class _Cache:
             self._ranked, self._groups = list(ranked), (group_of, members)
             self.index = key_group
             self.keys = list(key_group)
+            # a reservation keeps its groups' keys (speed, node): renumber its groups
+            res = self.plan.res
+            for job, r in res.items():
+                if len(r) == 7:
+                    res[job] = (r[0], r[1], _index_of(r[6], key_group), *r[3:])
             self._parts.clear()
         return self._groups
 

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 
 class Plan:
-    """The reservations kept between decisions: job -> (start, end, [(group, node, cores)], memory)."""
+    """The reservations kept between decisions: job -> (start, end, cores, 0.0) in `count_pass`,
+    (start, end, groups, cores per group, nodes, memory per node, group keys) in `conservative`."""
 
     def __init__(self) -> None:
         self.res: dict[Any, tuple[float, float, Any, float]] = {}

@@ -25,7 +25,8 @@ def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
     back at the earliest step where it fits for its requested time, or at its old reservation if
     that is no later; a new job, or one due now, just takes the earliest step. Those placed at now
     start. Kept reservations are re-examined (compression) only when a job began or ended since
-    the last time; a decision at each earliest reservation, as nothing else may happen then.
+    the last time; a decision at each earliest reservation, as nothing else may happen then. If
+    jobs overran so that a kept reservation lost its cores, every job is placed afresh.
     """
     order = sorted(range(len(jobs)), key=lambda k: (jobs[k]["submit_s"], k))
     start: dict[int, float] = {}
@@ -94,15 +95,18 @@ def textbook_conservative(jobs: list[dict], n: int) -> list[float]:
         for k, (t0, t1) in reserved.items():
             if t0 >= now:
                 hold(t0, t1, jobs[k]["cores"])
+        # when jobs overran, a kept reservation may have lost its cores: every job is placed afresh
+        broken = min(avail) < 0
         for k in list(queue):
             size, d = jobs[k]["cores"], req[k]
             old = reserved.get(k)
-            if old is not None and old[0] > now and not compress:
+            kept = old is not None and old[0] > now and not broken
+            if kept and not compress:
                 continue  # compression only after a job began or ended: it could not move
             if old is not None and old[0] >= now:
                 hold(old[0], old[1], -size)
             r = earliest(size, d)
-            if old is not None and old[0] > now and (r is None or times[r] >= old[0]):
+            if kept and (r is None or times[r] >= old[0]):
                 hold(old[0], old[1], size)  # no earlier step: the reservation stays
                 continue
             if r == 0:
