@@ -250,8 +250,9 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
                 continue
             slowest = min(p.speed * p.factor for p, _ in alloc)
             if now + job.req_ops / slowest <= shadow:
+                before = _held(twin, alloc, limits)
                 twin.start(job, alloc)
-                long_cap = _long_capacity(twin, limits)
+                long_cap += before - _held(twin, alloc, limits) - size
                 continue
         if size > long_cap or (long_fails and _dominated(long_fails, size, mem)):
             continue
@@ -259,6 +260,7 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
         if alloc is None:
             _add_fail(long_fails, size, mem)
             continue
+        before = _held(twin, alloc, limits)
         for p, k in alloc:
             if p.idx in limits:
                 limits[p.idx] -= k
@@ -267,7 +269,20 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
         twin.start(job, alloc)
         if twin.free_total == 0:
             break
-        long_cap = _long_capacity(twin, limits)
+        long_cap += before - _held(twin, alloc, limits) - size
+
+
+def _held(twin: Twin, alloc: list[Any], limits: dict[int, int]) -> int:
+    """The free cores the reservation keeps on `alloc`'s processors (`_long_capacity`'s terms for
+    them): a start changes only these, so the capacity is updated, not recounted."""
+    held = 0
+    for p, _ in alloc:
+        lim = limits.get(p.idx)
+        if lim is not None:
+            n = len(p.free)
+            if lim < n:
+                held += n - (lim if lim > 0 else 0)
+    return held
 
 
 def _long_capacity(twin: Twin, limits: dict[int, int]) -> int:
