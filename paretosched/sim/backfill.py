@@ -224,6 +224,11 @@ def _add_fail(fails: list[tuple[int, float]], size: int, mem: float) -> None:
 
 def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -> None:
     """Start every queued job that does not delay the head's reservation."""
+    free = twin.free_total
+    # nothing could start: the reservation is wanted only for the record (a random job order
+    # must still draw its order, as the pass below does, for the stream to stay the same)
+    if not twin.record and jsel.name != "random" and not any(j.size <= free and j is not head for j in twin.queue):
+        return
     res = reservation(twin, head, rsel)
     if res is None:
         return
