@@ -224,11 +224,11 @@ def _add_fail(fails: list[tuple[int, float]], size: int, mem: float) -> None:
 
 def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -> None:
     """Start every queued job that does not delay the head's reservation."""
+    # the order first: a random one draws from the run's stream, which the reservation never does
+    queue = jsel.order(twin.queue)
     free = twin.free_total
-    # nothing could start: the reservation is wanted only for the record (a random job order
-    # must still draw its order, as the pass below does, for the stream to stay the same)
-    if not twin.record and jsel.name != "random" and not any(j.size <= free and j is not head for j in twin.queue):
-        return
+    if not twin.record and not any(j.size <= free and j is not head for j in queue):
+        return  # nothing could start: the reservation is wanted only for the record
     res = reservation(twin, head, rsel)
     if res is None:
         return
@@ -242,7 +242,7 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
     # larger job: these lists prune most allocator calls when the queue is deep.
     short_fails: list[tuple[int, float]] = []
     long_fails: list[tuple[int, float]] = []
-    for job in jsel.order(twin.queue):
+    for job in queue:
         if job is head or job.size > twin.free_total:
             continue
         size, mem = job.size, job.mem
