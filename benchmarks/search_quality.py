@@ -87,8 +87,8 @@ def run_nsga2(study_file: Path, out: Path, workers: int) -> np.ndarray:
                 raise
             run = out  # scored like the other methods: no successful point
     study = load_study(run)
-    rows = [r for r in read_evaluations(run) if r["kind"] == "search" and r["status"] == "ok"]
-    return study.signs * np.array([[r["objectives"][o] for o in study.objective_names] for r in rows])
+    rows = [r for r in read_evaluations(run) if r.kind == "search" and r.ok]
+    return study.signs * np.array([r.objective_values(study.objective_names) for r in rows])
 
 
 def run_random(study: Study, engine: Engine, budget: int, rep: int) -> np.ndarray:
