@@ -20,7 +20,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from paretosched.sim.endorder import EndOrder, end_order, raw_end
-from paretosched.sim.policies import JobSelector, ResourceSelector
+from paretosched.sim.policies import JobSelector, RandomJob, ResourceSelector
 from paretosched.sim.taking import take_once
 
 if TYPE_CHECKING:
@@ -224,11 +224,12 @@ def _add_fail(fails: list[tuple[int, float]], size: int, mem: float) -> None:
 
 def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -> None:
     """Start every queued job that does not delay the head's reservation."""
-    # the order first: a random one draws from the run's stream, which the reservation never does
-    queue = jsel.order(twin.queue)
+    # nothing could start: the reservation is wanted only for the record (a random job order still
+    # draws its order below whenever the reservation exists, so the run's stream stays the same)
     free = twin.free_total
-    if not twin.record and not any(j.size <= free and j is not head for j in queue):
-        return  # nothing could start: the reservation is wanted only for the record
+    if not twin.record and not isinstance(jsel, RandomJob) and not any(
+            j.size <= free and j is not head for j in twin.queue):
+        return
     res = reservation(twin, head, rsel)
     if res is None:
         return
@@ -242,7 +243,7 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
     # larger job: these lists prune most allocator calls when the queue is deep.
     short_fails: list[tuple[int, float]] = []
     long_fails: list[tuple[int, float]] = []
-    for job in queue:
+    for job in jsel.order(twin.queue):
         if job is head or job.size > twin.free_total:
             continue
         size, mem = job.size, job.mem
