@@ -1,8 +1,9 @@
 """The SimPy digital twin: jobs arrive, a scheduler places them on cores, cores change P-state.
 
 Event-driven, with no periodic ticks: the only events are job arrivals (one per distinct
-submit time), job completions, node idle timeouts and boots, and one coalesced scheduling
-decision per instant in which something happened. Per-event work is proportional to what
+submit time), job completions, node idle timeouts and boots, one coalesced scheduling decision
+per instant in which something happened, and decisions a scheduler asks for ahead (`wake_at`:
+conservative backfilling's next reservation). Per-event work is proportional to what
 changed (the processors a job touches and the jobs sharing them), never to the number of jobs
 or cores.
 
@@ -17,7 +18,8 @@ processor's part run at its own speed and ends the job with the last part.
 Energy is the exact integral of the piecewise-constant total power.
 
 Node power states (switch-off after an idle timeout, boots, the floor of nodes kept on) are
-`nodepower.NodePower`'s, a base of the twin, so the hot path calls them as its own methods.
+`nodepower.NodePower`'s, and the re-timing of jobs when an interference factor changes is
+`pacing.Pacing`'s: bases of the twin, so the hot path calls them as its own methods.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, Callable
 import simpy
 
 from paretosched.sim.nodepower import NodePower
+from paretosched.sim.pacing import Pacing
 from paretosched.sim.platform import Platform
 from paretosched.sim.state import Group, NodeState, ProcState, build_state
 from paretosched.sim.timeline import Timeline
@@ -36,7 +39,7 @@ from paretosched.sim.timeline import Timeline
 ON = NodeState.ON
 
 
-class Twin(NodePower):
+class Twin(NodePower, Pacing):
     """One simulation run. Build it, set `decide` to a scheduler's decision function, call `run()`."""
 
     def __init__(self, platform: Platform, jobs: list[Any], model: Any, levers: Any,
@@ -95,16 +98,6 @@ class Twin(NodePower):
                 self.timeline.segment(self.t_energy, now)
             self.t_energy = now
 
-    def _set_proc_power(self, p: ProcState, was_idle: bool) -> None:
-        if p.busy:
-            new = p.busy * p.busy_w + (p.ncores - p.busy) * p.p2_w
-        else:
-            new = p.ncores * p.p3_w
-        if self.record:
-            self.unattr_power += (new if not p.busy else 0.0) - (p.power if was_idle else 0.0)
-        self.power += new - p.power
-        p.power = new
-
     def _attribute(self, p: ProcState) -> None:
         """Charge `p`'s energy since its last change to the jobs on it (record mode only)."""
         now = self.env.now
@@ -115,89 +108,6 @@ class Twin(NodePower):
             for g in p.groups:
                 g.job.energy += len(g.cores) * busy_w_dt + idle_share
         p.t_acc = now
-
-    def _factor(self, p: ProcState) -> float:
-        used = p.bw_used
-        if used <= p.bw_cap or self.interference == "none":
-            return 1.0
-        if self.interference == "thesis":
-            return self.p1_speed
-        return p.bw_cap / used
-
-    def _refresh_speed(self, p: ProcState) -> None:
-        """Re-time every job part on `p` after its interference factor may have changed."""
-        f = self._factor(p)
-        if f == p.factor:
-            return
-        if self.timeline is not None:
-            self.timeline.factor_change(p, p.factor, f)
-        old_speed = p.speed * p.factor
-        p.factor = f
-        now = self.env.now
-        speed = p.speed * f
-        if self.lockstep:
-            for g in p.groups:  # _set_pace re-times jobs; it never changes p.groups
-                pace = g.speed
-                if speed < pace:
-                    self._set_pace(g.job, speed, now)
-                elif speed > pace and old_speed == pace:  # p was (one of) the job's slowest: rescan
-                    self._set_pace(g.job, min(h.proc.speed * h.proc.factor for h in g.job.groups), now)
-            return
-        for g in p.groups:
-            old = g.end
-            if g.rem > 0:
-                g.rem -= g.speed * (now - g.t_last)
-                if g.rem <= 0:
-                    g.rem = 0.0
-                    g.end = now
-                else:
-                    g.end = now + g.rem / speed
-            g.t_last = now
-            g.speed = speed
-            for w in self.job_watchers:
-                w[g.job] = None
-            # a job ends with its last group: rescan its groups only when the one that ended it
-            # finishes earlier now (a spread job has a group on every processor it touches, and
-            # rescanning all of them at every change of every one was most of such runs' cost)
-            job = g.job
-            if g.end > job.end:
-                job.end = g.end
-                job.version += 1
-                self._schedule_end(job)
-            elif g.end < old and old == job.end:
-                self._retime(job)
-
-    def _set_pace(self, job: Any, pace: float, now: float) -> None:
-        """Lockstep: every part of `job` advances at `pace` (its slowest processor's speed) from now."""
-        g0 = job.groups[0]
-        if pace == g0.speed:
-            return
-        rem = g0.rem - g0.speed * (now - g0.t_last)
-        if rem <= 0:
-            rem = 0.0
-        end = now + rem / pace
-        for g in job.groups:
-            g.rem = rem
-            g.t_last = now
-            g.speed = pace
-            g.end = end
-        for w in self.job_watchers:  # its estimated end moved: the backfill's end order re-files it
-            w[job] = None
-        job.end = end
-        job.version += 1
-        self._schedule_end(job)
-
-    def _retime(self, job: Any) -> None:
-        end = max(g.end for g in job.groups)
-        if end != job.end:
-            job.end = end
-            job.version += 1
-            self._schedule_end(job)
-
-    def _schedule_end(self, job: Any) -> None:
-        version = job.version
-        ev = self.env.timeout(max(job.end - self.env.now, 0.0))
-        ev.callbacks.append(lambda _ev: self._on_end(job, version))
 
     # -- starting and ending jobs --------------------------------------------------------
     def start(self, job: Any, alloc: list[tuple[ProcState, int]]) -> None:
@@ -254,8 +164,9 @@ class Twin(NodePower):
         power = self.power
         slow = []  # processors whose interference factor may change: re-timed once all are counted
         pace = None
-        # one pass per processor with the power update inlined (`_set_proc_power`'s arithmetic,
-        # in the same order, so every sum is bit-identical): this loop runs once per job part
+        # one pass per processor, the power update inlined (a busy processor draws busy_w per busy
+        # core and p2 per idle one, an idle one p3 per core; the running sums are updated in the
+        # order they always were, so every float is bit-identical): this runs once per job part
         for p, cores in taken:
             if record:
                 self._attribute(p)
@@ -328,8 +239,7 @@ class Twin(NodePower):
         power = self.power
         free_total = self.free_total
         refresh = []
-        # `_set_proc_power` inlined, its arithmetic in the same order (bit-identical sums): this
-        # loop runs once per job part
+        # the power update inlined as in `_begin` (same arithmetic, same order): once per job part
         for g in job.groups:
             p = g.proc
             k = len(g.cores)
