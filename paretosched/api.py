@@ -7,10 +7,11 @@ notebook has at hand: a dict, a file path or a validated object. The model is py
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pandas as pd
 
@@ -80,9 +81,10 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
     its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`."""
     from paretosched.search.optimise import optimise as run_study
 
+    kw: dict[str, Any] = {"out": None if out is None else str(out), "resume": resume, "workers": workers,
+                          "dask": dask, "quiet": quiet}
     if isinstance(study, (str, Path)):
-        return load_run(run_study(str(study), out=None if out is None else str(out), resume=resume,
-                                  workers=workers, dask=dask, quiet=quiet))
+        return _said(load_run(_api_words(lambda: run_study(str(study), **kw))))
     resolved = _resolved_study(study)
     # the search layer starts from a study file (it records, re-reads and compares it on
     # resume); a resolved study is self-contained (absolute paths, explicit seeds), so a
@@ -90,9 +92,28 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
     with tempfile.TemporaryDirectory(prefix="paretosched-study-") as tmp:
         path = Path(tmp) / f"{resolved.name}.yaml"
         path.write_text(dump_yaml(resolved.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
-        run_dir = run_study(str(path), out=None if out is None else str(out), resume=resume, workers=workers,
-                            dask=dask, quiet=quiet)
-    return load_run(run_dir)
+        run_dir = _api_words(lambda: run_study(str(path), **kw), str(path))
+    return _said(load_run(run_dir))
+
+
+def _api_words(call: Callable[[], Path], tmp_file: str | None = None) -> Path:
+    """`call()`, its errors worded for the API: the CLI's flags as `optimise`'s arguments, and
+    `<study dict>` for the temporary copy of a study given as a dict or a Study."""
+    try:
+        return call()
+    except UserError as exc:
+        msg = str(exc).replace("--resume", "resume=True").replace("--out", "out=")
+        raise UserError(msg.replace(tmp_file, "<study dict>") if tmp_file else msg) from None
+
+
+def _said(run: Run) -> Run:
+    """`run`, after saying on stderr how many seed results the hidden evaluation cache gave (and where it is)."""
+    from paretosched.search.rundir import cache_note
+
+    s = run.summary
+    if s.n_cache_hits:  # a re-run that "finished in 0.15 s" must say why, as the CLI's table does
+        print(cache_note(run.path, s.n_cache_hits, s.n_simulations), file=sys.stderr)
+    return run
 
 
 optimize = optimise

@@ -74,8 +74,10 @@ EPILOG = """a first session:
   paretosched export runs/quickstart --pick balanced -o best.yaml
   paretosched simulate best.yaml                      # replays it on the twin
 
-An output you name (--out, -o, --output, --plots, --scheduler) is never replaced without --force;
-the views written inside a run directory by default (RUN/analysis/, RUN/explorer.html) are
+An output you name to simulate, platform import, trace import, train, analyse, explore, export or
+runs table (--out, -o, --output, --plots, --scheduler) is never replaced without that command's
+--force. optimise takes no --force: its --out run directory is continued with --resume, or refused.
+The views written inside a run directory by default (RUN/analysis/, RUN/explorer.html) are
 regenerated each time. `paretosched COMMAND --help` shows each command with an example."""
 
 
@@ -194,9 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
               "paretosched export runs/slurm-quickstart --pick knee --format slurm -o paretosched.conf")
     ex.add_argument("run", help="run directory")
     ex.add_argument("--pick", default="balanced",
-                    help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID | baseline:NAME")
-    ex.add_argument("-o", "--output", default="best.yaml", metavar="FILE",
-                    help="config file to write (default: best.yaml in the current folder)")
+                    help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID | "
+                         "baseline:NAME (default: balanced)")
+    ex.add_argument("-o", "--output", default=None, metavar="FILE",
+                    help="config file to write (default: best.yaml, or best.conf with --format slurm, "
+                         "in the current folder)")
     ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
                     help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
     _force(ex)
@@ -316,14 +320,16 @@ def _dispatch(args: argparse.Namespace) -> int:
             webbrowser.open(Path(path).resolve().as_uri())
         return 0
     if cmd == "export":
-        from paretosched.analysis.export import export_pick
+        from paretosched.analysis.export import pick_point, write_point
 
-        require_writable(args.output, "--output", folder=None)  # a folder gets a named file
-        replaced = refuse_existing([args.output], "--output", args.force)
+        output = args.output or ("best.conf" if args.format == "slurm" else "best.yaml")
+        require_writable(output, "--output", folder=None)  # a folder gets a named file
+        run, chosen = pick_point(args.run, args.pick)  # a bad pick is reported as such, before the file check
+        replaced = refuse_existing([output], "--output", args.force)
         with output_errors("--output"):
-            path = export_pick(args.run, args.pick, args.output, fmt=args.format)
+            path = write_point(run, chosen, output, fmt=args.format)
         say_replaced(replaced)
-        print(f"config: {path}")
+        print(f"config: {path} (pick {args.pick}: eval {chosen.eval_id})")
         return 0
     if cmd == "runs":
         from paretosched.commands.runs import run_runs

@@ -96,6 +96,7 @@ class Run:
         `current` (False: superseded by a resampled row), `supersedes` and `error`."""
         rows = [self.data.rows[i] for i in sorted(self.data.rows)]
         frame = _tidy(rows, self.data.genes, self.objectives).reset_index(drop=True)
+        _fill_genes_from_config(frame, rows, list(self.genes))
         first = [*META_COLUMNS, *self.genes, *self.objectives]
         frame = frame[[*first, *(c for c in frame.columns if c not in first)]].copy()
         current = {r.eval_id for r in current_rows(rows)}
@@ -252,3 +253,22 @@ def _arrow_safe(frame: pd.DataFrame) -> pd.DataFrame:
         if len(types) > 1 and not types <= {int, float}:
             out[col] = [None if v is None or v != v else str(v) for v in out[col]]
     return out
+
+
+_UNSET = object()
+
+
+def _fill_genes_from_config(frame: pd.DataFrame, rows: list[Any], genes: list[str]) -> None:
+    """A row without a genome (a baseline, its re-check) gets each gene whose path its config sets."""
+    for i, r in enumerate(rows):
+        if r.genome or not r.config:
+            continue
+        for g in genes:
+            value: Any = r.config
+            for part in g.split("."):
+                value = value.get(part, _UNSET) if isinstance(value, dict) else _UNSET
+            if value is _UNSET or value is None:
+                continue
+            if frame[g].dtype.kind in "fiub" and not isinstance(value, (int, float)):
+                frame[g] = frame[g].astype(object)  # a choice of strings in a column still all NaN
+            frame.at[i, g] = value

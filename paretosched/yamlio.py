@@ -6,7 +6,7 @@ import difflib
 import re
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Iterable, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -169,7 +169,9 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
     `model` (the validated class) lets a section given as a scalar or a list be answered with
     the keys it expects instead of pydantic's class name.
     """
-    first = err.errors()[0]
+    # a misspelt key first: the missing required key it caused is only its consequence
+    errors = sorted(err.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    first = errors[0]
     path, section = _user_loc(first["loc"], model)
     loc = ".".join(str(part) for part in path)
     msg = first["msg"]
@@ -189,15 +191,17 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
         msg = str(msg).removeprefix("Value error, ")
         if not loc:  # a whole-model check names its keys itself
             return f"{source}: {msg}"
-    more = len(err.errors()) - 1
     tail = ""
-    if more > 0:  # name the next problem too: "[+1 more]" alone sent users round the loop again
-        nxt = err.errors()[1]
-        nxt_path = _user_loc(nxt["loc"], model)[0]
-        where = ".".join(str(part) for part in nxt_path) or "<root>"
-        what = ("unknown key" + _did_you_mean(nxt_path[-1] if nxt_path else None, model)
-                if nxt["type"] == "extra_forbidden" else str(nxt["msg"]).removeprefix("Value error, "))
-        tail = f" [+{more} more, next: {where}: {what}]"
+    if len(errors) > 1:  # name every other problem: "[+1 more]" alone sent users round the loop again
+        rest = []
+        for nxt in errors[1:]:
+            nxt_path = _user_loc(nxt["loc"], model)[0]
+            where = ".".join(str(part) for part in nxt_path) or "<root>"
+            what = ("unknown key" + _did_you_mean(nxt_path[-1] if nxt_path else None, model)
+                    if nxt["type"] == "extra_forbidden" else "required key is missing" if nxt["type"] == "missing"
+                    else str(nxt["msg"]).removeprefix("Value error, "))
+            rest.append(f"{where}: {what}")
+        tail = f" [+{len(rest)} more: {'; '.join(rest)}]"
     if not loc and first["type"] == "model_type":
         return f"{source}: {msg}{shown}{tail}"
     return f"{source}: {loc or '<root>'}: {msg}{shown}{tail}"
@@ -207,7 +211,12 @@ def _did_you_mean(key: Any, model: type[BaseModel] | None) -> str:
     """' (did you mean 'job_policy'?)' for a misspelt key: the closest key any section of `model` has."""
     if not isinstance(key, str) or model is None:
         return ""
-    close = difflib.get_close_matches(key, sorted(_known_keys(model)), n=1, cutoff=0.75)
+    return did_you_mean(key, _known_keys(model), cutoff=0.75)
+
+
+def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
+    """' (did you mean 'x'?)' naming the closest of `choices` to a misspelt `word`, or ''."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=cutoff)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

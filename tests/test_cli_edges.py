@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+import pytest
 
 from tests.adv import assert_user_error, run_cli
 
@@ -39,14 +42,36 @@ def test_export_states_its_default_and_replaces_only_with_force(tmp_path, monkey
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(study_dict(budget={"generations": 1}, algorithm={"pop_size": 4})))
     assert run_cli(["optimise", "s.yaml", "--out", "run", "--quiet"])[0] == 0
     rc, out, err = run_cli(["export", "run"])
-    assert rc == 0 and out.strip() == "config: best.yaml" and (tmp_path / "best.yaml").is_file()
+    assert rc == 0 and re.fullmatch(r"config: best\.yaml \(pick balanced: eval \d+\)", out.strip())
+    assert (tmp_path / "best.yaml").is_file()
     before = (tmp_path / "best.yaml").read_text()
     rc, out, err = run_cli(["export", "run", "--pick", "eval:0"])
     assert_user_error(rc, err, "--output best.yaml: exists", "--force")
     assert (tmp_path / "best.yaml").read_text() == before
     rc, out, err = run_cli(["export", "run", "--pick", "eval:0", "--force"])
-    assert rc == 0 and out.strip() == "config: best.yaml" and err.strip() == "paretosched: replaced best.yaml"
-    assert (tmp_path / "best.yaml").read_text() != before
+    assert rc == 0 and out.strip() == "config: best.yaml (pick eval:0: eval 0)"
+    assert err.strip() == "paretosched: replaced best.yaml" and (tmp_path / "best.yaml").read_text() != before
+    # a bad pick is reported as such, not as the existing file
+    rc, out, err = run_cli(["export", "run", "--pick", "nonsense"])
+    assert_user_error(rc, err, "nonsense")
+    assert "exists" not in err
+    # a slurm fragment does not go into best.yaml
+    rc, out, err = run_cli(["export", "run", "--format", "slurm"])
+    assert rc == 0 and out.startswith("config: best.conf (pick balanced: eval ") and (tmp_path / "best.conf").is_file()
+    assert (tmp_path / "best.yaml").read_text() != (tmp_path / "best.conf").read_text()
+
+
+def test_help_states_the_export_defaults_and_that_optimise_takes_no_force(capsys):
+    from paretosched.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: balanced)" in text and "best.conf with --format slurm" in text
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "optimise takes no --force" in text
 
 
 def test_every_command_help_ends_with_an_example_and_the_top_is_for_users():

@@ -115,7 +115,7 @@ def test_a_misspelt_key_gets_a_suggestion_and_the_next_error_is_named(tmp_path, 
     assert main(["simulate", str(cfg)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("typo.yaml: scheduler.job_polcy: unknown key (did you mean 'job_policy'?) "
-                        "[+1 more, next: scheduler.backfiling: unknown key (did you mean 'backfilling'?)]")
+                        "[+1 more: scheduler.backfiling: unknown key (did you mean 'backfilling'?)]")
     cfg.write_text('platform: gaia-mini\nworkload: {path: "builtin:hpc2n-3k.swf.gz", n_jobs: 50}\nzzz: 1\n')
     assert main(["simulate", str(cfg)]) == 2
     assert capsys.readouterr().err.strip().endswith("typo.yaml: zzz: unknown key")  # nothing close: no guess

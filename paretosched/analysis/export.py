@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import paretosched
-from paretosched.analysis.front import choose
+from paretosched.analysis.front import Pick, choose
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.slurm_export import slurm_fragment
 from paretosched.config import config_from_dict
@@ -96,8 +96,18 @@ def export_pick(run_dir: str, pick: str, out: str, fmt: str = "yaml") -> Path:
     Mistakes raise a one-line UserError.
     `fmt`: `yaml` (the config `simulate` reads) or `slurm` (a slurm.conf fragment).
     """
+    run, chosen = pick_point(run_dir, pick)
+    return write_point(run, chosen, out, fmt)
+
+
+def pick_point(run_dir: str, pick: str) -> tuple[RunData, Pick]:
+    """The run and its point `pick` names (export_pick's rules); a bad pick is a UserError."""
     run = load_run(run_dir)
-    chosen = choose(run, pick)
+    return run, choose(run, pick)
+
+
+def write_point(run: RunData, chosen: Pick, out: str, fmt: str = "yaml") -> Path:
+    """Write the config of `chosen` (see export_pick); returns the written path."""
     doc = config_document(run, chosen.eval_id, chosen.name)
     # the file must be what `simulate` accepts: validate before writing
     config_from_dict(doc, f"export of eval {chosen.eval_id}")

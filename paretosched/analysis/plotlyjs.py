@@ -24,13 +24,16 @@ _MISSING = ("<script>if (!window.Plotly) document.addEventListener('DOMContentLo
             "</script>")
 
 
-def plotly_script(folder: Path, standalone: bool = False) -> str:
-    """The <script> elements that load plotly.js for a page in `folder` (writing the shared file)."""
+def plotly_script(folder: Path, standalone: bool = False, shared_in: Path | None = None) -> str:
+    """The <script> elements that load plotly.js for a page in `folder` (writing the shared file
+    there, or in `shared_in`, a folder above it: RUN/analysis/ pages share RUN/plotly.min.js)."""
     js = get_plotlyjs()
     if standalone:
         return f"<script type=\"text/javascript\">{js}</script>"
-    write_shared(folder, js)
-    return f"<script src=\"{PLOTLY_FILE}\" charset=\"utf-8\"></script>{_MISSING}"
+    where = Path(folder) if shared_in is None else Path(shared_in)
+    write_shared(where, js)
+    src = Path(os.path.relpath(where / PLOTLY_FILE, Path(folder))).as_posix()
+    return f"<script src=\"{src}\" charset=\"utf-8\"></script>{_MISSING}"
 
 
 def write_shared(folder: Path, js: str | None = None) -> Path:

@@ -137,7 +137,9 @@ def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float |
     figs = _figures(run, front, points, population, clus, lasso, hv, rc, picks, what)
     tables = [("Picks", picks_t), ("Pareto front", front_t), ("Lasso fits", _lasso_summary(lasso))]
     top = overview_html(run, front, picks, rc)
-    page = _html(run, notes, figs, tables, clus, what, top, plotly_script(dest))
+    # the run's own analysis/ shares the run dir's plotly.min.js (explorer.html's) instead of a second 4.8 MB copy
+    shared = run.run_dir if dest.resolve().parent == Path(run.run_dir).resolve() else None
+    page = _html(run, notes, figs, tables, clus, what, top, plotly_script(dest, shared_in=shared))
     (dest / "report.html").write_text(page, encoding="utf-8")
     return dest
 

@@ -9,6 +9,7 @@ plus one PNG per chart when the optional static exporter (kaleido) is installed.
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 from typing import Any
 
@@ -63,22 +64,38 @@ def gantt(platform: Any, jobs: list[dict[str, Any]]) -> tuple[go.Figure, str]:
     return fig, note
 
 
+def _steps(tl: Any, y: Any) -> dict[str, list[float]]:
+    """x and y of a step line over the timeline's intervals, ending at the last interval's end (not its start)."""
+    if len(tl) == 0:
+        return {"x": [], "y": []}
+    ys = list(y)
+    return {"x": (tl["t_start_s"] / H).tolist() + [float(tl["t_end_s"].iloc[-1]) / H], "y": ys + ys[-1:]}
+
+
+def count_ticks(top: float, n: int = 6) -> dict[str, Any]:
+    """Axis settings for a count from 0 to `top`: whole, distinct tick values (about `n` of them)."""
+    step = max(1, math.ceil(top / n))
+    return {"tick0": 0, "dtick": step, "range": [0, max(1, step * math.ceil(top / step)) * 1.04],
+            "tickformat": "d"}
+
+
 def utilisation_queue(tl: Any, n_cores: int) -> go.Figure:
     busy = (tl["cores_p0"] + tl["cores_p1"]) / n_cores
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=tl["t_start_s"] / H, y=busy, name="utilisation", line_shape="hv"))
-    fig.add_trace(go.Scatter(x=tl["t_start_s"] / H, y=tl["queue_len"], name="queue length (jobs)", line_shape="hv",
+    fig.add_trace(go.Scatter(**_steps(tl, busy), name="utilisation", line_shape="hv"))
+    fig.add_trace(go.Scatter(**_steps(tl, tl["queue_len"]), name="queue length (jobs)", line_shape="hv",
                              yaxis="y2"))
-    # a queue length is a count: whole ticks from 0 (autorange padded it to -4.3 ... 80.6)
+    # a queue length is a count: whole ticks from 0 ("d" alone printed 0,0,0,1,1,1 for a max of 1)
+    top = float(tl["queue_len"].max()) if len(tl) else 0.0
     fig.update_layout(title="Utilisation and queue length", xaxis_title=TIME_TITLE,
                       yaxis={"title": "utilisation (busy cores / cores)", "range": [0, 1.02]},
                       yaxis2={"title": "queue length (jobs)", "overlaying": "y", "side": "right",
-                              "rangemode": "nonnegative", "tickformat": "d"})
+                              **count_ticks(top)})
     return fig
 
 
 def power(tl: Any) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=tl["t_start_s"] / H, y=tl["power_w"], line_shape="hv", name="power (W)"))
+    fig = go.Figure(go.Scatter(**_steps(tl, tl["power_w"]), line_shape="hv", name="power (W)"))
     fig.update_layout(title="Power", xaxis_title=TIME_TITLE, yaxis_title="power (W)")
     return fig
 
@@ -104,7 +121,7 @@ def pstates(tl: Any) -> go.Figure:
     for state, colour in _STATE_COLOURS.items():
         col = f"cores_{state}"
         if tl[col].any():
-            fig.add_trace(go.Scatter(x=tl["t_start_s"] / H, y=tl[col], name=state.upper(), stackgroup="cores",
+            fig.add_trace(go.Scatter(**_steps(tl, tl[col]), name=state.upper(), stackgroup="cores",
                                      line_shape="hv", line={"width": 0}, fillcolor=colour))
     fig.update_layout(title="Cores per state", xaxis_title=TIME_TITLE, yaxis_title="cores")
     return fig

@@ -86,17 +86,21 @@ def run_simulate(args: Any) -> int:
         msg = str(exc)
         raise UserError(f"{args.config}: {msg}" if msg.startswith(_KEYS) else msg) from None
     metrics = mean_metrics([r.metrics for r in results]) if len(results) > 1 else results[0].metrics
+    written: list[Path] = []
     if args.out:
-        _write_outputs(Path(args.out), seeds, results, metrics)
+        written += _write_outputs(Path(args.out), seeds, results, metrics)
     if args.plots:
         from paretosched.analysis.runplots import write_run_plots
 
-        write_run_plots(Path(args.plots), prep.platform, results[0].jobs, results[0].timeline, title=str(args.config))
+        written.append(write_run_plots(Path(args.plots), prep.platform, results[0].jobs, results[0].timeline,
+                                       title=str(args.config)))
     say_replaced(replaced)
     if args.json:
         print(json.dumps(json_safe(metrics), sort_keys=False, allow_nan=False))
     else:
         _print_table(cfg, seeds, results[0].load, metrics)
+    if written:  # stdout stays one JSON object with --json
+        print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -152,7 +156,8 @@ def _print_table(cfg: SimConfig, seeds: list[int], load: dict[str, Any], metrics
         print(f"  {label:<{width}}  {fmt.format(metrics[key])}")
 
 
-def _write_outputs(out: Path, seeds: list[int], results: list[Any], metrics: dict[str, float]) -> None:
+def _write_outputs(out: Path, seeds: list[int], results: list[Any], metrics: dict[str, float]) -> list[Path]:
+    """Write jobs.csv, the timeline tables and metrics.json into `out`; returns the files written."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -165,13 +170,16 @@ def _write_outputs(out: Path, seeds: list[int], results: list[Any], metrics: dic
             w.writeheader()
             w.writerows(rows)
     os.replace(tmp, out / "jobs.csv")
+    written = [out / "jobs.csv"]
     for s, r in zip(seeds, results):
         if r.timeline is not None:
             suffix = f"_seed{s}" if len(results) > 1 else ""
             for name, frame in r.timeline.items():
                 frame.to_csv(out / f"{name}{suffix}.csv", index=False)
+                written.append(out / f"{name}{suffix}.csv")
     doc = {"metrics": metrics, "seeds": seeds, "per_seed": [r.metrics for r in results],
            "energy_unattributed_j": [r.energy_unattributed_j for r in results], "load": results[0].load}
     tmp = out / "metrics.json.tmp"
     tmp.write_text(json.dumps(json_safe(doc), indent=2, allow_nan=False), encoding="utf-8")
     os.replace(tmp, out / "metrics.json")
+    return written + [out / "metrics.json"]

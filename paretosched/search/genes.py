@@ -31,7 +31,7 @@ from pymoo.core.variable import Binary, Choice, Integer, Real, Variable
 
 from paretosched.config import config_from_dict, set_path
 from paretosched.errors import UserError
-from paretosched.yamlio import register_union_tags
+from paretosched.yamlio import did_you_mean, register_union_tags
 
 
 class StrictModel(BaseModel):
@@ -225,7 +225,9 @@ def check_gene(base: dict[str, Any], gene_path: str, gene: GeneSpec, src: str) -
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         if not isinstance(node, dict) or (part not in node and not (last and _is_free_dict(node))):
-            raise UserError(f"{src}: search.{gene_path}: unknown config path (no key {'.'.join(parts[:i + 1])!r} in the scheduler config)")
+            hint = did_you_mean(part, node) if isinstance(node, dict) else ""
+            raise UserError(f"{src}: search.{gene_path}: unknown config path (no key {'.'.join(parts[:i + 1])!r} "
+                            f"in the scheduler config){hint}")
         node = node.get(part)
     for value in gene.extremes():
         cfg = copy.deepcopy(base)

@@ -24,12 +24,12 @@ from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
-from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, open_run
+from paretosched.search.rundir import RunLock, cache_dir, check_same_twin, make_run_dir, open_run
 from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Generation, load_checkpoint, repair_log,
                                        save_checkpoint, write_front)
 from paretosched.search.space import SearchSpace
 from paretosched.search.resample import Resampler, refresh_objectives
-from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
+from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
 from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
@@ -66,12 +66,13 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
             raise UserError(f"{study_path}: base: {exc}") from None
         notes += [window] if window else []
 
-    check_cache_dir(_cache_dir(study, run_dir) if study.cache else None, study_path)
-    make_run_dir(run_dir)
-    cache = Cache(_cache_dir(study, run_dir) if study.cache else None)
-    with RunLock(run_dir):
-        open_run(Path(study_path), out, resume)  # again, now that no other session can change the directory
-        with Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
+    check_cache_dir(cache_dir(study, run_dir) if study.cache else None, study_path)
+    cache = Cache(cache_dir(study, run_dir) if study.cache else None)
+    # connect first: a Dask scheduler out of reach must not leave a run dir holding only .lock
+    with Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
+        make_run_dir(run_dir)
+        with RunLock(run_dir):
+            open_run(Path(study_path), out, resume)  # again, now that no other session can change the directory
             _session(study, run_dir, engine, quiet, notes)
     return run_dir
 
@@ -84,12 +85,6 @@ def _session(study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: li
     except BaseException:  # Ctrl-C, SIGTERM, a lost Dask cluster...: the summary must not say running
         mark_interrupted(run_dir)
         raise
-
-
-def _cache_dir(study: Study, run_dir: Path) -> Path:
-    if study.cache_dir is not None:
-        return Path(study.cache_dir)
-    return run_dir.resolve().parent / ".cache" / study.name
 
 
 class SearchRun:
@@ -183,8 +178,6 @@ class SearchRun:
 
     # ----------------------------------------------------------------------------------------
     def _baselines(self) -> None:
-        from paretosched.search.study import baseline_config
-
         specs = [Spec("baseline", baseline_config(self.study.base, over), self.seeds, name=name)  # type: ignore[arg-type]
                  for name, over in self.study.baselines.items()]
         if specs:

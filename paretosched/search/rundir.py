@@ -53,6 +53,23 @@ def open_run(path: Path, out: str | None, resume: bool) -> tuple[Study, Path, st
     return study, run_dir, None
 
 
+def cache_dir(study: Study, run_dir: Path) -> Path:
+    """The evaluation cache of a study's run: `cache_dir`, else <parent of the run dir>/.cache/<study>."""
+    if study.cache_dir is not None:
+        return Path(study.cache_dir)
+    return run_dir.resolve().parent / ".cache" / study.name
+
+
+def cache_note(run_dir: Path, hits: int, simulated: int) -> str:
+    """What a run whose seed results partly came from the cache says (it outlives `rm -rf RUN`)."""
+    try:
+        where = str(cache_dir(load_study(run_dir), run_dir))
+    except UserError:  # a run dir without a readable study: the default place
+        where = str(Path(run_dir).resolve().parent / ".cache" / "<study>")
+    return (f"{hits} of {hits + simulated} seed results came from the evaluation cache {where} "
+            f"(delete that folder, or set `cache: false` in the study, to recompute them)")
+
+
 def _has_content(run_dir: Path) -> bool:
     try:
         return run_dir.is_dir() and any(p.name != LOCK for p in run_dir.iterdir())

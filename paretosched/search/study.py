@@ -20,7 +20,7 @@ from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
 from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
-from paretosched.yamlio import read_yaml, register_union_tags, validate
+from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
 from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
 STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
@@ -232,9 +232,10 @@ def resolve_study(study: Study, path: Path) -> Study:
     src = str(path)
     base = _resolve_base(study.base, path)
     names = metric_names()
-    for i, obj in enumerate(study.objectives):
-        if obj.name not in names:
-            raise UserError(f"{src}: objectives.{i}: unknown metric {obj.name!r} (expected one of {', '.join(names)})")
+    unknown = [f"objectives.{i}: unknown metric {o.name!r}{did_you_mean(o.name, names)}"
+               for i, o in enumerate(study.objectives) if o.name not in names]
+    if unknown:  # every one of them, each with its nearest metric
+        raise UserError(f"{src}: {'; '.join(unknown)} (expected one of {', '.join(names)})")
     if len(set(study.objective_names)) != len(study.objectives):
         raise UserError(f"{src}: objectives: an objective is listed twice")
     if study.reference_point is not None and set(study.reference_point) != set(study.objective_names):

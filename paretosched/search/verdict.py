@@ -14,12 +14,14 @@ them in.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from paretosched.search import pareto
+from paretosched.search.rundir import cache_note
 from paretosched.search.runlog import Evaluation
 from paretosched.search.summary import Summary
 
@@ -125,10 +127,8 @@ def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None =
     lines = [f"{summary.study}: {summary.status} ({summary.stop_reason}), "
              f"{summary.n_evaluations} genomes, {summary.n_simulations} simulations, "
              f"{len(summary.front)} front points"]
-    hits = summary.n_cache_hits
-    if hits:  # a re-run that "finished in 0.15 s" must say why
-        lines.append(f"{hits} of {hits + summary.n_simulations} seed results came from the evaluation cache "
-                     f"(docs/rundir.md, 'Cache'; `cache: false` in the study recomputes them)")
+    if summary.n_cache_hits:  # a re-run that "finished in 0.15 s" must say why, and what to delete
+        lines.append(cache_note(Path(run_dir), summary.n_cache_hits, summary.n_simulations))
     if seeds:
         spread = " (values: mean +- std over them)" if len(seeds) > 1 else " (one seed: no spread)"
         lines.append(f"re-check on {len(seeds)} fresh seed{'s' if len(seeds) > 1 else ''} {seeds}{spread}")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from paretosched.config import BUILTIN_PREFIX
+from paretosched.yamlio import did_you_mean
 
 
 # a bundled file's name: no separator, no leading dot, so `builtin:../../etc/passwd` cannot
@@ -31,9 +32,18 @@ def trace_file(ref: str) -> Path:
         if found is None:
             from paretosched.errors import UserError
 
-            raise UserError(f"workload.path: no bundled trace {ref[len(BUILTIN_PREFIX):]!r}")
+            name, traces = ref[len(BUILTIN_PREFIX):], bundled_traces()
+            raise UserError(f"workload.path: no bundled trace {name!r}{did_you_mean(name, traces)} "
+                            f"(bundled: {', '.join(BUILTIN_PREFIX + t for t in traces)})")
         return found
     return Path(ref)
+
+
+def bundled_traces() -> list[str]:
+    """Names of the bundled workload traces (`builtin:NAME`), the slurm quickstart's sacct dump too."""
+    data = resources.files("paretosched.data")
+    found = [f.name for f in data.joinpath("traces").iterdir() if f.name.endswith((".swf", ".swf.gz"))]
+    return sorted(found) + [f.name for f in data.joinpath("slurm").iterdir() if f.name.startswith("sacct")]
 
 
 def platform_file(ref: Any) -> Path | None:

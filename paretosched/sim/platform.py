@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 from paretosched.config import MAX_CORES, MAX_JOULES, MAX_SECONDS, MAX_WATTS, Strict
 from paretosched.errors import UserError
 from paretosched.sim.inputs import bundled
-from paretosched.yamlio import read_yaml, validate
+from paretosched.yamlio import did_you_mean, read_yaml, validate
 
 _HOMOGENEOUS = re.compile(r"^homogeneous-(\d+)$")
 # What the twin can simulate in reasonable time and memory (docs/reliability.md): per-core and
@@ -273,7 +273,8 @@ def load_platform_spec(ref: str | dict[str, Any]) -> PlatformSpec:
     if path.suffix in (".yaml", ".yml", ".json") or path.exists():
         return validate(PlatformSpec, read_yaml(path), str(path))
     known = ", ".join(builtin_platform_names() + ["homogeneous-N"])
-    raise UserError(f"platform: unknown platform {ref!r} (built-ins: {known}; or a .yaml/.json file)")
+    hint = did_you_mean(name, builtin_platform_names())
+    raise UserError(f"platform: unknown platform {ref!r}{hint} (built-ins: {known}; or a .yaml/.json file)")
 
 
 @lru_cache(maxsize=16)

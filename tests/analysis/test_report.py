@@ -50,9 +50,9 @@ def test_report_tables_and_html(tmp_path: Path) -> None:
     assert set(lasso["objective"]) == {"energy_kwh", "mean_bsld"}
 
     page = (out / "report.html").read_text()
-    # the library is loaded from the folder (shared with other pages there), nothing from the network
-    assert "plotly.js v" not in page and (out / "plotly.min.js").is_file()
-    assert re.findall(r"<script src=\"([^\"]*)\"", page) == ["plotly.min.js"]
+    # the library is loaded from the run dir (shared with explorer.html there), nothing from the network
+    assert "plotly.js v" not in page and (out.parent / "plotly.min.js").is_file()
+    assert re.findall(r"<script src=\"([^\"]*)\"", page) == ["../plotly.min.js"]
     for title in ("Progress towards the front", "Hypervolume convergence", "Clusters of the Pareto front",
                   "What drives energy_kwh", "Numeric genes in the final population", "scheduler.job_policy per cluster"):
         assert title in page

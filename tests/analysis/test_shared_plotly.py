@@ -70,3 +70,13 @@ def test_explore_standalone_is_one_file(tmp_path: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert SCRIPT_SRC.findall(text) == [] and text.count("plotly.js v") >= 1
     assert not (tmp_path / PLOTLY_FILE).exists()
+
+
+def test_the_runs_own_analysis_shares_the_run_dirs_copy(tmp_path: Path) -> None:
+    # RUN/analysis/ held a second 4.8 MB plotly.min.js beside RUN/plotly.min.js
+    run = _quickstart_size_run(tmp_path, n=30)
+    write_explorer(str(run))
+    report = analyse(str(run)) / "report.html"
+    assert report.parent == run / "analysis"
+    assert not (run / "analysis" / PLOTLY_FILE).exists() and (run / PLOTLY_FILE).is_file()
+    assert SCRIPT_SRC.findall(report.read_text(encoding="utf-8")) == [f"../{PLOTLY_FILE}"]
