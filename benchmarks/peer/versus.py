@@ -4,6 +4,7 @@
     python benchmarks/peer/versus.py                          # Lublin-style 10,000 jobs, homogeneous-256
     python benchmarks/peer/versus.py --trace T.swf.gz --procs 240 --n-jobs 20000
     python benchmarks/peer/versus.py --cachegrind             # instruction counts instead (slow)
+    python benchmarks/peer/versus.py --breakdown              # where ours goes, next to the reference
 
 Runs, as separate processes and interleaved repeat after repeat, `paretosched simulate --json`
 (job policy `first`, `high_gflops`, trace mode, no interference) and the standard-library
@@ -11,6 +12,12 @@ reference of `reference.py` (`textbook`: count-based FCFS / EASY with a heapq), 
 Prints the best CPU seconds (user + system of the child: this machine is shared, wall time drifts)
 or, with --cachegrind, instruction counts; the ratio ours / reference; and whether the two give
 the same start time to every job (they should: the peer cross-check's claim).
+
+--breakdown splits a whole FCFS process of ours (CPU seconds, best of --repeat, each a separate
+process): the bare interpreter, the interpreter importing numpy alone, the imports of the
+simulate path (`paretosched.config` and `paretosched.sim.run`: numpy, pydantic, simpy), parsing
+the window (`prepare`), then `simulate` (job enrichment and the event loop); next to the
+reference's whole process. It shows what the ours / reference target leaves for the event loop.
 """
 
 from __future__ import annotations
@@ -50,6 +57,45 @@ def run(cmd: list[str], cachegrind: bool) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+PHASES = """import time, json
+t0 = time.process_time()
+from paretosched.config import config_from_dict
+from paretosched.sim.run import prepare, simulate
+t1 = time.process_time()
+cfg = config_from_dict(json.load(open({cfg!r})))
+prep = prepare(cfg)
+t2 = time.process_time()
+simulate(cfg, prepared=prep)
+t3 = time.process_time()
+print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
+"""
+
+
+def breakdown(cfg: Path, ref: list[str], repeat: int) -> None:
+    """Print where a whole FCFS process of ours goes, next to the reference's whole process."""
+    best: dict[str, float] = {}
+
+    def keep(name: str, v: float) -> None:
+        best[name] = min(best.get(name, float("inf")), v)
+
+    for _ in range(repeat):
+        keep("interpreter alone (python -c pass)", run([sys.executable, "-c", "pass"], False))
+        keep("interpreter + import numpy", run([sys.executable, "-c", "import numpy"], False))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out = subprocess.run([sys.executable, "-c", PHASES.format(cfg=str(cfg))], check=True,
+                             capture_output=True, text=True).stdout
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        imports, parse, sim = json.loads(out)
+        whole = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        keep("ours: whole process (this script's child)", whole)
+        keep("ours: imports of the simulate path", imports)
+        keep("ours: parse the window (prepare)", parse)
+        keep("ours: simulate (enrichment + event loop)", sim)
+        keep("reference: whole process", run(ref, False))
+    for name, v in best.items():
+        print(f"{name}: {v:.3f} CPU s", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", help="SWF trace (default: a Lublin-style synthetic window)")
@@ -58,6 +104,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1, help="seed of the synthetic window")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cachegrind", action="store_true", help="count instructions (valgrind) instead of CPU time")
+    ap.add_argument("--breakdown", action="store_true", help="where a whole FCFS process of ours goes")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,6 +124,9 @@ def main() -> None:
             ref = [sys.executable, "-c", REF.format(here=str(HERE), trace=trace, n=args.n_jobs, procs=args.procs,
                                                   easy=mode == "easy", dump="")]
             cmds[mode] = (ours, ref)
+        if args.breakdown:
+            breakdown(Path(tmp) / "none.yaml", cmds["none"][1], args.repeat)
+            return
         best: dict[tuple[str, str], float] = {}
         for _ in range(1 if args.cachegrind else args.repeat):
             for mode, (ours, ref) in cmds.items():  # interleaved: drift hits both sides alike

@@ -6,7 +6,7 @@ Imports nothing of search or analysis, and nothing heavy (no pandas, plotly, pym
 from paretosched import __version__
 
 # Bumped whenever a change can alter any simulated number; part of every cache key.
-TWIN_VERSION = "6"
+TWIN_VERSION = "7"  # 7: conservative backfilling keeps and compresses its reservations (issue 14)
 
 
 def twin_version() -> str:

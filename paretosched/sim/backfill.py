@@ -20,7 +20,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from paretosched.sim.endorder import EndOrder, end_order, raw_end
-from paretosched.sim.policies import JobSelector, ResourceSelector
+from paretosched.sim.policies import JobSelector, RandomJob, ResourceSelector
 from paretosched.sim.taking import take_once
 
 if TYPE_CHECKING:
@@ -158,20 +158,22 @@ def _static_count_reservation(twin: Twin, head: Any, rsel: ResourceSelector, ord
     if twin.free_total + order.released_total < need:
         return None  # the head never fits (cannot happen for jobs the loader accepted)
     total = order.released_total  # cores of the released processors at the shadow time
-    for p in free_procs:
-        if p in released:
-            total += len(p.free)
+    # the released processors with a free core now (on single-core processors, none): the rest
+    # of each set is walked only where it matters
+    if len(released) < len(free_procs):
+        both = [p for p in released if p in free_procs]
+    else:
+        both = [p for p in free_procs if p in released]
+    for p in both:
+        total += len(p.free)
     limits: dict[int, int] = {}
-    pos = rsel.rank_pos()
     if total <= need:  # the head takes every released processor whole, then free cores elsewhere
         need -= total
-        others = []
-        for p in free_procs:
-            if p in released:
-                limits[p.idx] = 0
-            else:
-                others.append(p)
+        for p in both:
+            limits[p.idx] = 0
         if need:
+            pos = rsel.rank_pos()
+            others = [p for p in free_procs if p not in released] if both else list(free_procs)
             others.sort(key=pos)
             for p in others:
                 n = len(p.free)
@@ -180,13 +182,16 @@ def _static_count_reservation(twin: Twin, head: Any, rsel: ResourceSelector, ord
                 need -= t
                 if not need:
                     break
-    else:  # the head's share ends within the released processors, in rank order
-        for p in sorted(released, key=pos):
+    elif both:  # the head's share ends within the released processors, in rank order
+        shared = set(both)
+        for p in sorted(released, key=rsel.rank_pos()):
             n = len(p.free) + released[p]
             t = n if n < need else need
             need -= t
-            if p in free_procs:
+            if p in shared:
                 limits[p.idx] = n - t
+            if not need:
+                break  # the caps of the processors after it would be their free cores: no cap
     mem_limits: dict[int, float] = {}
     if not order.unbounded_mem:  # the jobs' released memory, summed in order as the general pass does
         for job in prefix:
@@ -219,6 +224,12 @@ def _add_fail(fails: list[tuple[int, float]], size: int, mem: float) -> None:
 
 def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -> None:
     """Start every queued job that does not delay the head's reservation."""
+    # nothing could start: the reservation is wanted only for the record (a random job order still
+    # draws its order below whenever the reservation exists, so the run's stream stays the same)
+    free = twin.free_total
+    if not twin.record and not isinstance(jsel, RandomJob) and not any(
+            j.size <= free and j is not head for j in twin.queue):
+        return
     res = reservation(twin, head, rsel)
     if res is None:
         return
@@ -245,8 +256,9 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
                 continue
             slowest = min(p.speed * p.factor for p, _ in alloc)
             if now + job.req_ops / slowest <= shadow:
+                before = _held(twin, alloc, limits)
                 twin.start(job, alloc)
-                long_cap = _long_capacity(twin, limits)
+                long_cap += before - _held(twin, alloc, limits) - size
                 continue
         if size > long_cap or (long_fails and _dominated(long_fails, size, mem)):
             continue
@@ -254,6 +266,7 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
         if alloc is None:
             _add_fail(long_fails, size, mem)
             continue
+        before = _held(twin, alloc, limits)
         for p, k in alloc:
             if p.idx in limits:
                 limits[p.idx] -= k
@@ -262,7 +275,20 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
         twin.start(job, alloc)
         if twin.free_total == 0:
             break
-        long_cap = _long_capacity(twin, limits)
+        long_cap += before - _held(twin, alloc, limits) - size
+
+
+def _held(twin: Twin, alloc: list[Any], limits: dict[int, int]) -> int:
+    """The free cores the reservation keeps on `alloc`'s processors (`_long_capacity`'s terms for
+    them): a start changes only these, so the capacity is updated, not recounted."""
+    held = 0
+    for p, _ in alloc:
+        lim = limits.get(p.idx)
+        if lim is not None:
+            n = len(p.free)
+            if lim < n:
+                held += n - (lim if lim > 0 else 0)
+    return held
 
 
 def _long_capacity(twin: Twin, limits: dict[int, int]) -> int:

@@ -1,9 +1,10 @@
 """One decision with a classic policy pair (thesis table 3.2), shared by every scheduler kind.
 
 It starts jobs in the job policy's order until the chosen job does not fit (head-of-line
-blocking), then backfills around that job's reservation (EASY) or around every queued job's
-(conservative). The backfilling is a strategy object, built once from the YAML name
-(`backfilling`), like the job and resource policies (`policies.job_selector`).
+blocking), then backfills around that job's reservation (EASY); with conservative backfilling the
+whole queue, head included, follows the plan of kept reservations. The backfilling is a strategy
+object, built once from the YAML name (`backfill_strategy`), like the job and resource policies
+(`policies.job_selector`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from paretosched.sim.conservative import conservative
 from paretosched.sim.policies import JobSelector, ResourceSelector
 
 if TYPE_CHECKING:
-    from paretosched.sim.workload import Job
     from paretosched.sim.twin import Twin
+    from paretosched.sim.workload import Job
 
 
 class Backfilling:
@@ -24,7 +25,24 @@ class Backfilling:
 
     name: ClassVar[str] = "none"
 
-    def __call__(self, twin: Twin, blocked: Job, jsel: JobSelector, rsel: ResourceSelector) -> None:
+    def schedule(self, twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> int:
+        """Start jobs in `jsel`'s order until one does not fit, then `fill` around it; returns jobs started."""
+        started = 0
+        queue = twin.queue
+        while queue:
+            job = jsel.head(queue)
+            alloc = rsel.allocate(job) if job.size <= twin.free_total else None
+            if alloc is None:
+                if len(queue) > 1:
+                    before = len(queue)
+                    self.fill(twin, job, jsel, rsel)
+                    started += before - len(queue)
+                break
+            twin.start(job, alloc)
+            started += 1
+        return started
+
+    def fill(self, twin: Twin, blocked: Job, jsel: JobSelector, rsel: ResourceSelector) -> None:
         """Start what may jump the queue around `blocked`, the job that does not fit."""
 
 
@@ -33,17 +51,24 @@ class Easy(Backfilling):
 
     name = "easy"
 
-    def __call__(self, twin: Twin, blocked: Job, jsel: JobSelector, rsel: ResourceSelector) -> None:
+    def fill(self, twin: Twin, blocked: Job, jsel: JobSelector, rsel: ResourceSelector) -> None:
         backfill(twin, blocked, jsel, rsel)
 
 
 class Conservative(Backfilling):
-    """Conservative: jobs that delay no queued job's reservation."""
+    """Conservative: the whole queue follows the plan of kept reservations."""
 
     name = "conservative"
 
-    def __call__(self, twin: Twin, blocked: Job, jsel: JobSelector, rsel: ResourceSelector) -> None:
+    def schedule(self, twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> int:
+        # the head is the plan's first job: starting it whenever it fits now could take cores
+        # that later jobs' kept reservations count on (on a heterogeneous platform)
+        queue = twin.queue
+        if not queue:
+            return 0
+        before = len(queue)
         conservative(twin, jsel, rsel)
+        return before - len(queue)
 
 
 # stateless: one instance of each serves every scheduler
@@ -56,18 +81,5 @@ def backfill_strategy(name: str) -> Backfilling:
 
 
 def schedule_pair(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, fill: Backfilling) -> int:
-    """Start jobs with one policy pair until the selected job does not fit, then `fill`; returns jobs started."""
-    started = 0
-    queue = twin.queue
-    while queue:
-        job = jsel.head(queue)
-        alloc = rsel.allocate(job) if job.size <= twin.free_total else None
-        if alloc is None:
-            if len(queue) > 1:
-                before = len(queue)
-                fill(twin, job, jsel, rsel)
-                started += before - len(queue)
-            break
-        twin.start(job, alloc)
-        started += 1
-    return started
+    """Start jobs with one policy pair under the backfilling `fill`; returns jobs started."""
+    return fill.schedule(twin, jsel, rsel)

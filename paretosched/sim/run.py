@@ -89,6 +89,8 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
         out.energy_unattributed_j = twin.unattr_energy
     if twin.timeline is not None:
         out.timeline = twin.timeline.frames()
+    for job in twin.done:  # a job and its parts point at each other: unlinked, they go at once
+        job.groups = []     # instead of waiting for a pass of the cyclic collector over all of them
     return out
 
 

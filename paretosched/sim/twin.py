@@ -1,8 +1,9 @@
 """The SimPy digital twin: jobs arrive, a scheduler places them on cores, cores change P-state.
 
 Event-driven, with no periodic ticks: the only events are job arrivals (one per distinct
-submit time), job completions, node idle timeouts and boots, and one coalesced scheduling
-decision per instant in which something happened. Per-event work is proportional to what
+submit time), job completions, node idle timeouts and boots, one coalesced scheduling decision
+per instant in which something happened, and decisions a scheduler asks for ahead (`wake_at`:
+conservative backfilling's next reservation). Per-event work is proportional to what
 changed (the processors a job touches and the jobs sharing them), never to the number of jobs
 or cores.
 
@@ -17,17 +18,20 @@ processor's part run at its own speed and ends the job with the last part.
 Energy is the exact integral of the piecewise-constant total power.
 
 Node power states (switch-off after an idle timeout, boots, the floor of nodes kept on) are
-`nodepower.NodePower`'s, a base of the twin, so the hot path calls them as its own methods.
+`nodepower.NodePower`'s, and the re-timing of jobs when an interference factor changes is
+`pacing.Pacing`'s: bases of the twin, so the hot path calls them as its own methods.
 """
 
 from __future__ import annotations
 
+import gc
 import random
 from typing import Any, Callable
 
 import simpy
 
 from paretosched.sim.nodepower import NodePower
+from paretosched.sim.pacing import Pacing
 from paretosched.sim.platform import Platform
 from paretosched.sim.state import Group, NodeState, ProcState, build_state
 from paretosched.sim.timeline import Timeline
@@ -35,7 +39,7 @@ from paretosched.sim.timeline import Timeline
 ON = NodeState.ON
 
 
-class Twin(NodePower):
+class Twin(NodePower, Pacing):
     """One simulation run. Build it, set `decide` to a scheduler's decision function, call `run()`."""
 
     def __init__(self, platform: Platform, jobs: list[Any], model: Any, levers: Any,
@@ -69,6 +73,7 @@ class Twin(NodePower):
         self.sched_state: dict[str, Any] = {}
         self.decide: Callable[[Twin], None] = lambda twin: None
         self._decision_pending = False
+        self._wake = -1.0  # the latest time a decision was asked for ahead (`wake_at`)
         self.decisions = 0
         self.timeline = Timeline(self) if timeline else None
         self._finished = self.env.event()
@@ -93,16 +98,6 @@ class Twin(NodePower):
                 self.timeline.segment(self.t_energy, now)
             self.t_energy = now
 
-    def _set_proc_power(self, p: ProcState, was_idle: bool) -> None:
-        if p.busy:
-            new = p.busy * p.busy_w + (p.ncores - p.busy) * p.p2_w
-        else:
-            new = p.ncores * p.p3_w
-        if self.record:
-            self.unattr_power += (new if not p.busy else 0.0) - (p.power if was_idle else 0.0)
-        self.power += new - p.power
-        p.power = new
-
     def _attribute(self, p: ProcState) -> None:
         """Charge `p`'s energy since its last change to the jobs on it (record mode only)."""
         now = self.env.now
@@ -113,89 +108,6 @@ class Twin(NodePower):
             for g in p.groups:
                 g.job.energy += len(g.cores) * busy_w_dt + idle_share
         p.t_acc = now
-
-    def _factor(self, p: ProcState) -> float:
-        used = p.bw_used
-        if used <= p.bw_cap or self.interference == "none":
-            return 1.0
-        if self.interference == "thesis":
-            return self.p1_speed
-        return p.bw_cap / used
-
-    def _refresh_speed(self, p: ProcState) -> None:
-        """Re-time every job part on `p` after its interference factor may have changed."""
-        f = self._factor(p)
-        if f == p.factor:
-            return
-        if self.timeline is not None:
-            self.timeline.factor_change(p, p.factor, f)
-        old_speed = p.speed * p.factor
-        p.factor = f
-        now = self.env.now
-        speed = p.speed * f
-        if self.lockstep:
-            for g in p.groups:  # _set_pace re-times jobs; it never changes p.groups
-                pace = g.speed
-                if speed < pace:
-                    self._set_pace(g.job, speed, now)
-                elif speed > pace and old_speed == pace:  # p was (one of) the job's slowest: rescan
-                    self._set_pace(g.job, min(h.proc.speed * h.proc.factor for h in g.job.groups), now)
-            return
-        for g in p.groups:
-            old = g.end
-            if g.rem > 0:
-                g.rem -= g.speed * (now - g.t_last)
-                if g.rem <= 0:
-                    g.rem = 0.0
-                    g.end = now
-                else:
-                    g.end = now + g.rem / speed
-            g.t_last = now
-            g.speed = speed
-            for w in self.job_watchers:
-                w[g.job] = None
-            # a job ends with its last group: rescan its groups only when the one that ended it
-            # finishes earlier now (a spread job has a group on every processor it touches, and
-            # rescanning all of them at every change of every one was most of such runs' cost)
-            job = g.job
-            if g.end > job.end:
-                job.end = g.end
-                job.version += 1
-                self._schedule_end(job)
-            elif g.end < old and old == job.end:
-                self._retime(job)
-
-    def _set_pace(self, job: Any, pace: float, now: float) -> None:
-        """Lockstep: every part of `job` advances at `pace` (its slowest processor's speed) from now."""
-        g0 = job.groups[0]
-        if pace == g0.speed:
-            return
-        rem = g0.rem - g0.speed * (now - g0.t_last)
-        if rem <= 0:
-            rem = 0.0
-        end = now + rem / pace
-        for g in job.groups:
-            g.rem = rem
-            g.t_last = now
-            g.speed = pace
-            g.end = end
-        for w in self.job_watchers:  # its estimated end moved: the backfill's end order re-files it
-            w[job] = None
-        job.end = end
-        job.version += 1
-        self._schedule_end(job)
-
-    def _retime(self, job: Any) -> None:
-        end = max(g.end for g in job.groups)
-        if end != job.end:
-            job.end = end
-            job.version += 1
-            self._schedule_end(job)
-
-    def _schedule_end(self, job: Any) -> None:
-        version = job.version
-        ev = self.env.timeout(max(job.end - self.env.now, 0.0))
-        ev.callbacks.append(lambda _ev: self._on_end(job, version))
 
     # -- starting and ending jobs --------------------------------------------------------
     def start(self, job: Any, alloc: list[tuple[ProcState, int]]) -> None:
@@ -209,25 +121,32 @@ class Twin(NodePower):
         ready = self.env.now
         booting = False
         mem = job.mem
+        nodes = {}
         for p, k in alloc:
             free = p.free
-            cores = free[:-k - 1:-1]  # the lowest free core numbers, ascending (the list is kept descending)
-            del free[-k:]
+            if k == 1:  # the most frequent case on single-core processors: no slices
+                cores = [free.pop()]
+            else:
+                cores = free[:-k - 1:-1]  # the lowest free core numbers, ascending (the list is kept descending)
+                del free[-k:]
             taken.append((p, cores))
             node = p.node
+            nodes[node.idx] = None
             node.busy += k
-            node.mem_free -= k * mem
-            for w in node.watchers:
-                w[p] = None
-                if mem:
-                    w[node] = None
+            if mem:
+                node.mem_free -= k * mem
+            if node.watchers:
+                for w in node.watchers:
+                    w[p] = None
+                    if mem:
+                        w[node] = None
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
                 booting = True
             else:
                 node.idle_version += 1  # cancels a pending switch-off
         self.free_total -= job.size
-        job.nodes = tuple(dict.fromkeys(p.node.idx for p, _ in alloc))
+        job.nodes = tuple(nodes)
         if booting:
             # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
             ev = self.env.timeout(ready - self.env.now)
@@ -242,33 +161,59 @@ class Twin(NodePower):
         record = self.record
         tl = self.timeline
         bw = job.bw
+        power = self.power
+        slow = []  # processors whose interference factor may change: re-timed once all are counted
+        pace = None
+        # one pass per processor, the power update inlined (a busy processor draws busy_w per busy
+        # core and p2 per idle one, an idle one p3 per core; the running sums are updated in the
+        # order they always were, so every float is bit-identical): this runs once per job part
         for p, cores in taken:
             if record:
                 self._attribute(p)
             if tl is not None:
                 tl.before(p)
-            was_idle = not p.busy
             k = len(cores)
-            p.busy += k
-            p.bw_used += k * bw
+            was_idle = not p.busy
+            busy = p.busy = p.busy + k
+            if bw:
+                p.bw_used += k * bw
             for w in p.node.watchers:  # bandwidth moves here: for a booting node, later than `start`
                 w[p] = None
-            self._set_proc_power(p, was_idle)
+            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w
+            if record:
+                self.unattr_power -= p.power if was_idle else 0.0
+            power += new - p.power
+            p.power = new
             if tl is not None:
+                self.power = power
                 tl.after(p)
+            if p.bw_used > p.bw_cap or p.factor != 1.0:
+                slow.append(p)
+            speed = p.speed * p.factor
+            if pace is None or speed < pace:
+                pace = speed
+        self.power = power
         ops = job.ops
         groups = []
         end = now
-        for p, cores in taken:
-            if p.bw_used > p.bw_cap or p.factor != 1.0:
+        if slow:
+            for p in slow:
                 self._refresh_speed(p)
-        pace = min(p.speed * p.factor for p, _ in taken) if self.lockstep else None
-        for p, cores in taken:
-            g = Group(job, p, cores, ops, pace if pace is not None else p.speed * p.factor, now)
-            p.groups[g] = None
-            groups.append(g)
-            if g.end > end:
-                end = g.end
+            pace = min(p.speed * p.factor for p, _ in taken)
+        if self.lockstep:
+            for p, cores in taken:
+                g = Group(job, p, cores, ops, pace, now)
+                p.groups[g] = None
+                groups.append(g)
+            if groups and groups[0].end > end:  # every part ends together
+                end = groups[0].end
+        else:
+            for p, cores in taken:
+                g = Group(job, p, cores, ops, p.speed * p.factor, now)
+                p.groups[g] = None
+                groups.append(g)
+                if g.end > end:
+                    end = g.end
         job.groups = groups
         job.end = end
         job.version += 1
@@ -288,7 +233,13 @@ class Twin(NodePower):
             w[job] = None
         record = self.record
         tl = self.timeline
-        touched = []
+        off_after = self.off_after
+        bw = job.bw
+        mem = job.mem
+        power = self.power
+        free_total = self.free_total
+        refresh = []
+        # the power update inlined as in `_begin` (same arithmetic, same order): once per job part
         for g in job.groups:
             p = g.proc
             k = len(g.cores)
@@ -298,23 +249,39 @@ class Twin(NodePower):
                 tl.before(p)
             del p.groups[g]
             p.free.extend(g.cores)
-            p.busy -= k
-            p.bw_used = p.bw_used - k * job.bw if p.busy else 0.0  # no float residue on idle processors
+            busy = p.busy = p.busy - k
+            if bw:
+                p.bw_used = p.bw_used - k * bw if busy else 0.0  # no float residue on idle processors
+            elif not busy:
+                p.bw_used = 0.0
             node = p.node
-            node.busy -= k
-            node.mem_free = node.mem_free + k * job.mem if node.busy else node.mem_cap
-            for w in node.watchers:
-                w[p] = None
-                if job.mem or not node.busy:
-                    w[node] = None
-            self.free_total += k
-            self._set_proc_power(p, False)
+            nb = node.busy = node.busy - k
+            if mem:
+                node.mem_free = node.mem_free + k * mem if nb else node.mem_cap
+            elif not nb:
+                node.mem_free = node.mem_cap
+            if node.watchers:
+                for w in node.watchers:
+                    w[p] = None
+                    if mem or not nb:
+                        w[node] = None
+            free_total += k
+            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w if busy else p.ncores * p.p3_w
+            if record:
+                self.unattr_power += (new if not busy else 0.0) - 0.0
+            power += new - p.power
+            p.power = new
             if tl is not None:
+                self.power = power
                 tl.after(p)
-            touched.append(p)
-            if not node.busy and self.off_after is not None:
+            if p.factor != 1.0:
+                refresh.append(p)
+            if not nb and off_after is not None:
+                self.power = power
                 self._arm_idle(node)
-        for p in touched:
+        self.power = power
+        self.free_total = free_total
+        for p in refresh:
             if p.factor != 1.0:
                 self._refresh_speed(p)
         self.done.append(job)
@@ -332,6 +299,16 @@ class Twin(NodePower):
         ev = self.env.event()
         ev.callbacks.append(self._decide)
         ev.succeed()
+
+    def wake_at(self, t: float) -> None:
+        """Ask for a decision at `t` even if nothing happens then (a kept reservation's start:
+        conservative backfilling). A request no earlier than a pending one is already served."""
+        now = self.env.now
+        if t <= now or now < self._wake <= t:
+            return
+        self._wake = t
+        ev = self.env.timeout(t - now)
+        ev.callbacks.append(lambda _ev: self.request_decision())
 
     def _decide(self, _ev: Any) -> None:
         self._decision_pending = False
@@ -366,11 +343,19 @@ class Twin(NodePower):
         It is `begin`, the clock, `end`: paretosched.gym calls those two and steps the clock itself."""
         self.begin()
         if self.jobs:
+            # Python's cyclic collector would scan every live job, part and event at each of its
+            # passes (half the CPU of a FCFS run of 10,000 jobs); the loop leaves no cyclic garbage
+            # of its own (jobs and their parts stay alive until the run ends), so it is paused
+            was_on = gc.isenabled()
+            gc.disable()
             try:
                 self.env.run(until=self._finished)
             except RuntimeError as exc:
                 if "until" not in str(exc):
                     raise
+            finally:
+                if was_on:
+                    gc.enable()
         self.end()
 
     def begin(self) -> None:

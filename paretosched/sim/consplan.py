@@ -1,0 +1,202 @@
+"""Conservative backfilling's kept plan, and its pass in plain counts (one group of identical
+processors with no memory limit: what textbook conservative backfilling keeps).
+
+`Plan` holds every queued job's reservation between decisions (`conservative.py` explains the
+model). `count_pass` is that module's decision on such a platform: the profile is a list of
+(time, free cores) steps built from the running jobs' estimated ends and the kept reservations,
+a job that cannot move earlier costs one test (the most free cores at any step before its slot),
+and a job's own reservation is counted as free while it looks for an earlier slot, so one that
+stays costs no update. Hand-written rather than numpy: on steps of one count, numpy's per-call
+cost was most of a decision.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from typing import TYPE_CHECKING, Any
+
+from paretosched.sim.endorder import end_order
+from paretosched.sim.policies import JobSelector, ResourceSelector
+
+if TYPE_CHECKING:
+    from paretosched.sim.twin import Twin
+
+
+class Plan:
+    """The reservations kept between decisions: job -> (start, end, cores, 0.0) in `count_pass`,
+    (start, end, groups, cores per group, nodes, memory per node, group keys) in `conservative`."""
+
+    def __init__(self) -> None:
+        self.res: dict[Any, tuple[float, float, Any, float]] = {}
+        self.slowest: float | None = None
+        self._marks: dict[Any, None] | None = None
+
+    def compress(self, twin: Twin) -> bool:
+        """Whether this decision compresses the plan: a job began or ended (or was re-timed) since
+        the last one (the twin marks them, `Twin.job_watchers`). Otherwise no kept reservation can
+        move earlier, and only new and due jobs are placed."""
+        marks = self._marks
+        if marks is None:
+            marks = self._marks = {}
+            twin.job_watchers.append(marks)
+            return True
+        changed = bool(marks)
+        marks.clear()
+        return changed
+
+    def keep_queued(self, queue: list[Any]) -> None:
+        """Forget the reservations of jobs no longer queued (started, by the plan or as heads)."""
+        res = self.res
+        if res:
+            queued = set(queue)
+            for job in [j for j in res if j not in queued]:
+                del res[job]
+
+
+def limits_in_rank(members: list[list[Any]], cap: list[int], groups: Any = None) -> dict[int, int]:
+    """Per-processor caps for a job starting now: each group's cap (of `groups`, default all),
+    given to its processors' free cores in rank order (only caps below a processor's free cores
+    are listed)."""
+    out = {}
+    for g in range(len(members)) if groups is None else groups:
+        left = cap[g]
+        for p in members[g]:
+            n = len(p.free)
+            if n:
+                k = n if n < left else left
+                if k < n:
+                    out[p.idx] = k
+                left -= k
+    return out
+
+
+def hold_end(t: float, duration: float) -> float:
+    """A job of no duration holds its cores for an instant (the next float), so nothing that
+    runs across that instant can take them."""
+    return t + duration if duration > 0 else math.nextafter(t, math.inf)
+
+
+def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan,
+                members: list[list[Any]], compress: bool) -> None:
+    """`conservative` on one group of identical processors with no memory limit: the profile in
+    plain counts (what textbook conservative backfilling keeps), the same decisions."""
+    now = twin.now
+    order = end_order(twin)
+    est = order.est
+    res = plan.res
+    speed = plan.slowest
+    # the profile: row 0 is free now; jobs past their estimate release in a row of their own at now
+    delta: dict[float, int] = {}
+    overrun = 0
+    for job in twin.running:
+        e = est[job]
+        if e > now:
+            delta[e] = delta.get(e, 0) + job.size
+        else:
+            overrun += job.size
+    held_now = 0
+    for t0, t1, size, _ in res.values():
+        if t0 > now:
+            delta[t0] = delta.get(t0, 0) - size
+            delta[t1] = delta.get(t1, 0) + size
+        elif t0 == now:  # due now: held from row 0 (one whose start has passed is made afresh)
+            held_now += size
+            delta[t1] = delta.get(t1, 0) + size
+    times = [now]
+    free = [twin.free_total - held_now]
+    if overrun:
+        times.append(now)
+        free.append(free[0] + overrun)
+    f = free[-1]
+    for t in sorted(delta):
+        f += delta[t]
+        times.append(t)
+        free.append(f)
+    broken = min(free) < 0  # as in `conservative`: reservations overran by running jobs
+
+    def hold(t0: float, t1: float, size: int, row: int | None = None) -> None:
+        a = row if row is not None else 0 if t0 <= now else _split(times, free, t0)
+        b = _split(times, free, t1)
+        for r in range(a, b):
+            free[r] -= size
+
+    for job in jsel.order(twin.queue):
+        size = job.size
+        m = len(times)
+        before = m
+        o0 = o1 = m  # the rows the job's own reservation holds (none)
+        old = res.get(job)
+        if old is not None:
+            t0, t1 = old[0], old[1]
+            if t0 > now and not broken:
+                if not compress:
+                    continue
+                before = bisect_left(times, t0)
+                if not before or max(free[:before]) < size:
+                    continue  # cannot move earlier: its reservation stays as it is
+            if t0 >= now:
+                o0 = 0 if t0 == now else bisect_left(times, t0)
+                o1 = bisect_left(times, t1, lo=o0)
+        duration = job.req_ops / speed
+        found = _earliest(times, free, size, duration, before, o0, o1, twin.free_total)
+        if found < 0:
+            continue  # no earlier slot: its reservation stays (a new job always finds one)
+        if o0 < m:
+            hold(old[0], old[1], -size)
+        if found == 0:
+            cap = min(free[:max(bisect_left(times, now + duration, lo=1), 1)])
+            alloc = rsel.allocate(job, limits_in_rank(members, [cap]), None)
+            if alloc is None:  # cannot happen on identical processors: counts decide
+                raise RuntimeError(f"conservative: job {job.id} fits {size} of {cap} cores but was refused")
+            duration = job.req_ops / min(p.speed * p.factor for p, _ in alloc)
+            twin.start(job, alloc)
+            res.pop(job, None)
+            hold(now, hold_end(now, duration), size)
+        elif found > 0:
+            t = times[found]
+            twin.note_reservation(job, t)
+            t_end = hold_end(t, duration)
+            res[job] = (t, t_end, size, 0.0)
+            hold(t, t_end, size, found)
+    wake(twin, plan)
+
+
+def _earliest(times: list[float], free: list[int], size: int, duration: float, before: int,
+              o0: int, o1: int, free_now: int) -> int:
+    """The first row before `before` where `size` cores are free for `duration` (rows o0..o1
+    counted with `size` more: the job's own reservation), or -1."""
+    m = len(times)
+    i = 0
+    while i < before:
+        if free[i] + (size if o0 <= i < o1 else 0) < size:
+            i += 1
+            continue
+        t_end = times[i] + duration
+        j = i + 1
+        while j < m and times[j] < t_end and free[j] + (size if o0 <= j < o1 else 0) >= size:
+            j += 1
+        if j < m and times[j] < t_end:
+            i = j + 1  # row j is short: no start before it can span it
+            continue
+        if i == 0 and size > free_now:
+            i += 1
+            continue
+        return i
+    return -1
+
+
+def wake(twin: Twin, plan: Plan) -> None:
+    """A decision at the earliest reservation: when running jobs overrun their estimates (or a
+    job of no duration ends at once), nothing else may happen at that time."""
+    if plan.res:
+        twin.wake_at(min(r[0] for r in plan.res.values()))
+
+
+def _split(times: list[float], free: list[int], t: float) -> int:
+    i = bisect_left(times, t, lo=1)
+    if i < len(times) and times[i] == t:
+        return i
+    times.insert(i, t)
+    free.insert(i, free[i - 1])
+    return i
