@@ -328,6 +328,37 @@ def p_values(hv: dict[str, list[float]], ours: str = "paretosched") -> dict[str,
             for m, v in hv.items() if m != ours and len(v) and len(hv[ours])}
 
 
+def prefix_correlation(study: Study, engine: Engine, fractions: list[float], n: int) -> None:
+    """How well a genome set's ranking on the first k% of the window predicts its ranking on the
+    whole window (lever 1's premise): Spearman and Kendall per objective, and of the
+    non-dominated sorting rank, over n seeded random genomes on the first search seed."""
+    from pymoo.core.mixed import MixedVariableSampling
+    from pymoo.core.problem import Problem
+    from scipy.stats import kendalltau, spearmanr
+
+    space, seed = SearchSpace(study), list(study.seeds)[0]  # type: ignore[arg-type]
+    X = MixedVariableSampling()(Problem(vars=space.pymoo_vars(), n_obj=2), n, random_state=np.random.default_rng(5)).get("X")
+    configs = [space.config(space.decode(x)) for x in X]
+    full_jobs = study.base["workload"]["n_jobs"]  # type: ignore[index]
+
+    def objectives(frac: float) -> tuple[np.ndarray, float]:
+        cs = [{**c, "workload": {**c["workload"], "n_jobs": max(1, round(frac * full_jobs))}} for c in configs]
+        rs = engine.evaluate([(c, seed) for c in cs])
+        F = np.array([[r.metrics[o] if r.status == "ok" else np.nan for o in study.objective_names] for r in rs])
+        return F, sum(r.metrics["cpu_s"] for r in rs if r.status == "ok")
+
+    full, full_cpu = objectives(1.0)
+    for frac in fractions:
+        F, cpu = objectives(frac)
+        ok = ~(np.isnan(F).any(axis=1) | np.isnan(full).any(axis=1))
+        cells = []
+        for k, o in enumerate(study.objective_names):
+            cells.append(f"{o} rho {spearmanr(F[ok, k], full[ok, k])[0]:.2f} tau {kendalltau(F[ok, k], full[ok, k])[0]:.2f}")
+        ranks = [pareto.ranks(study.signs * G[ok]) for G in (F, full)]
+        cells.append(f"front rank rho {spearmanr(*ranks)[0]:.2f} tau {kendalltau(*ranks)[0]:.2f}")
+        print(f"prefix {frac:.0%} ({cpu / full_cpu:.0%} of the CPU), {ok.sum()} genomes: " + "; ".join(cells))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--problem", choices=sorted(PROBLEMS), default="classic")
@@ -344,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recheck", type=int, help="fresh seeds of the re-check (default: the problem's)")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--study-extra", default="{}", help="JSON merged into paretosched's study (a lever to try)")
+    ap.add_argument("--prefix-correlation", metavar="FRACTIONS",
+                    help="instead of the comparison: rank correlation prefix vs full window, e.g. 0.1,0.25,0.5")
+    ap.add_argument("--genomes", type=int, default=40, help="genomes for --prefix-correlation")
     ap.add_argument("--out", help="work folder (default: a temporary one); the shared cache lives there")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
@@ -383,6 +417,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.problem}: one evaluation-equivalent ({args.unit}) = {unit:.3f} CPU s; budget {args.budget} x that = "
                   f"{args.budget * unit:.1f} CPU s per method and repetition", file=sys.stderr)
         budget = args.budget * unit
+        if args.prefix_correlation:
+            with Engine(EVALUATOR, 1, cache=Cache(work / ".cache")) as engine:
+                prefix_correlation(study, engine, [float(f) for f in args.prefix_correlation.split(",")], args.genomes)
+            return 0
         with Engine(EVALUATOR, 1, cache=Cache(work / ".cache")) as engine:
             ref = recheck_F(study, engine, [baseline_config(study.base, p["production"])])  # type: ignore[arg-type]
             if not len(ref):
