@@ -378,9 +378,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prefix-correlation", metavar="FRACTIONS",
                     help="instead of the comparison: rank correlation prefix vs full window, e.g. 0.1,0.25,0.5")
     ap.add_argument("--genomes", type=int, default=40, help="genomes for --prefix-correlation")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="instead of running: pool the repetitions of finished runs' --json files and print the table")
     ap.add_argument("--out", help="work folder (default: a temporary one); the shared cache lives there")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, args.json)
     p = PROBLEMS[args.problem]
     trace = args.trace or p["trace"]
     trace = trace if trace.startswith("builtin:") else str(Path(trace).resolve())
@@ -443,17 +447,45 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"rep {rep} {m}: {len(events)} evaluations, {spent:.1f} CPU s, re-checked HV {hv[m][-1]:.6g} "
                       f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-    pv = p_values(hv) if "paretosched" in hv else {}
     print(f"\n{args.problem}, budget {args.budget} evaluation-equivalents ({args.budget * (unit or 0):.1f} CPU s), "
           f"repetitions {args.first_rep}-{args.first_rep + args.reps - 1}")
-    print(f"{'method':>13} | median HV | mean HV | median CPU s | p (paretosched > method)")
-    for m in methods:
+    report(args.problem, args.budget, hv, cpu, args.json)
+    return 0
+
+
+def report(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str, list[float]], out: str | None) -> None:
+    """Print the table (and write the JSON) for the repetitions in `hv`."""
+    pv = p_values(hv) if "paretosched" in hv else {}
+    print(f"{'method':>13} | reps | median HV | mean HV | median CPU s | p (paretosched > method) | HV per repetition")
+    for m in hv:
         pm = f"{pv[m]:.3g}" if m in pv else "-"
-        print(f"{m:>13} | {np.median(hv[m]):.6g} | {np.mean(hv[m]):.6g} | {np.median(cpu[m]):.1f} | {pm}")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"problem": args.problem, "budget": args.budget,
-                                               "methods": {m: {"hv": hv[m], "cpu_s": cpu[m]} for m in methods},
-                                               "p_values": pv}, indent=1))
+        print(f"{m:>13} | {len(hv[m]):>4} | {np.median(hv[m]):9.1f} | {np.mean(hv[m]):7.1f} | {np.median(cpu[m]):12.1f} | "
+              f"{pm:>24} | {' '.join(f'{v:.0f}' for v in hv[m])}")
+    if out:
+        Path(out).write_text(json.dumps({"problem": problem, "budget": budget,
+                                         "methods": {m: {"hv": hv[m], "cpu_s": cpu[m]} for m in hv},
+                                         "p_values": pv}, indent=1))
+
+
+def merge(files: list[str], out: str | None) -> int:
+    """Pool finished runs of one problem and budget (e.g. one per repetition, or a lever's runs of
+    paretosched only, given under another method name with `name=FILE`)."""
+    hv: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    keys = set()
+    for item in files:
+        rename, _, path = item.rpartition("=")
+        data = json.loads(Path(path).read_text())
+        keys.add((data["problem"], data["budget"]))
+        for m, v in data["methods"].items():
+            name = rename or m
+            hv.setdefault(name, []).extend(v["hv"])
+            cpu.setdefault(name, []).extend(v["cpu_s"])
+    if len(keys) != 1:
+        raise SystemExit(f"--merge: the files mix problems/budgets {sorted(keys)}")
+    problem, budget = keys.pop()
+    print(f"{problem}, budget {budget} evaluation-equivalents, {len(files)} files")
+    report(problem, budget, hv, cpu, out)
     return 0
 
 
