@@ -236,9 +236,8 @@ def log_ledger(study: Study, run_dir: Path) -> Ledger:
     """A run's search rows as a method history (a resampled genome's later rows carry its new mean)."""
     led = Ledger(study)
     for row in read_evaluations(run_dir):
-        if row["kind"] == "search":
-            led.add(row["config"], [(s["seed"], s["metrics"] if s["status"] == "ok" else None, s["wall_s"])
-                                    for s in row["per_seed"]])
+        if row.kind == "search":
+            led.add(row.config, [(s.seed, s.metrics if s.status == "ok" else None, s.wall_s) for s in row.per_seed])
     return led
 
 

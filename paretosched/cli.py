@@ -66,54 +66,95 @@ def _workers(text: str) -> int:
     return n
 
 
+DESCRIPTION = """Find the best trade-offs between the energy an HPC cluster burns and the slowdown
+its users suffer, by searching its scheduler's parameters on a digital twin."""
+EPILOG = """a first session:
+  paretosched optimise studies/quickstart.yaml        # search; writes the run directory runs/quickstart/
+  paretosched explore runs/quickstart --open          # the front in a browser: click a point for its config
+  paretosched export runs/quickstart --pick balanced -o best.yaml
+  paretosched simulate best.yaml                      # replays it on the twin
+
+An output you name (--out, -o, --output, --plots, --scheduler) is never replaced without --force;
+the views written inside a run directory by default (RUN/analysis/, RUN/explorer.html) are
+regenerated each time. `paretosched COMMAND --help` shows each command with an example."""
+
+
+def _sub(sub: Any, name: str, help: str, example: str, **kw: Any) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with a worked example."""
+    return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                          epilog="example:\n  " + example.replace("\n", "\n  "),
+                          formatter_class=argparse.RawDescriptionHelpFormatter, **kw)
+
+
+def _force(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true", help="replace output files that already exist")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = _Parser(prog="paretosched", description=__doc__.splitlines()[0])
+    ap = _Parser(prog="paretosched", description=DESCRIPTION, epilog=EPILOG,
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"paretosched {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sim = sub.add_parser("simulate", help="run one scheduler config on the twin and print its metrics")
+    sim = _sub(sub, "simulate", "run one scheduler config on the twin and print its metrics",
+               "paretosched simulate studies/configs/fcfs-easy.yaml --n-jobs 200 --seeds 1,2,3\n"
+               "paretosched simulate best.yaml --timeline --out out/ --plots plots/")
     sim.add_argument("config", help="scheduler config YAML (platform, workload, model, scheduler)")
     sim.add_argument("--platform", help="override the platform (built-in name, homogeneous-N or file)")
-    sim.add_argument("--workload", help="override the workload trace path")
+    sim.add_argument("--workload", help="override the workload trace path (or builtin:NAME)")
     sim.add_argument("--first-job", type=int, help="override workload.first_job")
     sim.add_argument("--n-jobs", type=int, help="override workload.n_jobs")
     sim.add_argument("--seed", type=_seed, help="run seed (replaces the config's seed)")
     sim.add_argument("--seeds", type=_seed_list,
                      help="comma-separated seeds; metrics are their mean (default: provenance seeds of an export)")
     sim.add_argument("--json", action="store_true", help="print one JSON object of metrics")
-    sim.add_argument("--out", help="write jobs.csv and metrics.json into this folder")
+    sim.add_argument("--out", metavar="DIR", help="folder to write jobs.csv and metrics.json into (created if needed)")
     sim.add_argument("--timeline", action="store_true",
                      help="record power, cores per state, queue and bandwidth over-use (written with --out)")
-    sim.add_argument("--plots", metavar="DIR", help="write Gantt, utilisation, power, lifecycle, P-state charts (HTML)")
+    sim.add_argument("--plots", metavar="DIR",
+                     help="folder to write run.html into: Gantt, utilisation, power, lifecycle, P-state charts")
+    _force(sim)
 
-    plat = sub.add_parser("platform", help="inspect platforms")
+    plat = _sub(sub, "platform", "inspect built-in platforms and import one from slurm.conf",
+                "paretosched platform show gaia")
     plat_sub = plat.add_subparsers(dest="platform_command", required=True, metavar="ACTION")
-    show = plat_sub.add_parser("show", help="print nodes, processors, cores, peak GFLOP/s, power")
+    show = _sub(plat_sub, "show", "print nodes, processors, cores, peak GFLOP/s, power",
+                "paretosched platform show gaia --json")
     show.add_argument("platform", help="built-in name, homogeneous-N, or a platform file")
     show.add_argument("--json", action="store_true")
-    plat_sub.add_parser("list", help="list the built-in platforms")
-    imp = plat_sub.add_parser("import", help="write a platform file from slurm.conf NodeName lines")
+    _sub(plat_sub, "list", "list the built-in platforms", "paretosched platform list")
+    imp = _sub(plat_sub, "import", "write a platform file from slurm.conf NodeName lines",
+               "paretosched platform import slurm.conf --cpu-map cpus.yaml -o platform.yaml --scheduler sched.yaml")
     imp.add_argument("conf", nargs="+", help="slurm.conf (and fragments read after it, later ones override)")
     imp.add_argument("--cpu-map", help="YAML mapping Feature tags / node-name patterns to processor models")
     imp.add_argument("--name", help="platform name (default: ClusterName, else the file's stem)")
-    imp.add_argument("-o", "--output", required=True, help="platform YAML to write")
-    imp.add_argument("--scheduler", metavar="OUT", help="also write the slurm-kind scheduler section it configures")
+    imp.add_argument("-o", "--output", required=True, metavar="FILE", help="platform YAML file to write")
+    imp.add_argument("--scheduler", metavar="FILE", help="also write the slurm-kind scheduler section it configures")
+    _force(imp)
 
-    trace = sub.add_parser("trace", help="convert workload traces")
+    trace = _sub(sub, "trace", "convert workload traces", "paretosched trace import sacct.txt -o jobs.swf.gz")
     trace_sub = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
-    timp = trace_sub.add_parser("import", help="convert an sacct -P dump to SWF")
+    timp = _sub(trace_sub, "import", "convert an sacct -P dump to SWF",
+                "paretosched trace import sacct.txt -o jobs.swf.gz   # how to dump sacct.txt: docs/slurm.md")
     timp.add_argument("dump", help="sacct --parsable2 output with a header line")
-    timp.add_argument("-o", "--output", required=True, help="SWF file to write (.gz compresses)")
+    timp.add_argument("-o", "--output", required=True, metavar="FILE", help="SWF file to write (.gz compresses)")
+    _force(timp)
 
-    tr = sub.add_parser("train", help="train an RL scheduler config; save weights, curves and charts")
+    tr = _sub(sub, "train", "train an RL scheduler config; save weights, curves and charts",
+              "paretosched train studies/configs/rl-reinforce.yaml --out agent.weights.npz")
     tr.add_argument("config", help="scheduler config YAML with scheduler.kind: rl")
-    tr.add_argument("--out", help="weights file (default: CONFIG with .weights.npz); curves are written beside it")
+    tr.add_argument("--out", metavar="FILE",
+                    help="weights file to write (default: CONFIG with .weights.npz); the curves and "
+                         "training.html are written beside it with the same stem")
     tr.add_argument("--seed", type=_seed, help="run seed (replaces the config's seed)")
     tr.add_argument("--quiet", action="store_true", help="log lines instead of a progress bar")
+    _force(tr)
 
-    opt = sub.add_parser("optimise", aliases=["optimize"], help="run NSGA-II over a study's genome")
+    opt = _sub(sub, "optimise", "run NSGA-II over a study's genome",
+               "paretosched optimise studies/quickstart.yaml --out runs/qs --workers 2\n"
+               "paretosched optimise runs/qs --resume", aliases=["optimize"])
     opt.add_argument("study", help="study YAML (or a run directory with --resume)")
-    opt.add_argument("--out", help="run directory (default runs/<study name>)")
+    opt.add_argument("--out", metavar="RUN_DIR", help="run directory to create (default runs/<study name>)")
     opt.add_argument("--resume", action="store_true", help="continue from the last checkpoint")
     opt.add_argument("--workers", type=_workers, help="parallel evaluation workers (default: the study's)")
     opt.add_argument("--dask", metavar="ADDRESS", help="evaluate on a Dask distributed scheduler")
@@ -121,39 +162,55 @@ def build_parser() -> argparse.ArgumentParser:
                      help="evaluate on this machine even if the study or the resumed run says dask")
     opt.add_argument("--quiet", action="store_true", help="log lines instead of a progress bar")
 
-    ana = sub.add_parser("analyse", aliases=["analyze"], help="front, picks, DBSCAN clusters, Lasso drivers, report.html")
+    ana = _sub(sub, "analyse", "front, picks, DBSCAN clusters, Lasso drivers, report.html",
+               "paretosched analyse runs/quickstart            # writes runs/quickstart/analysis/report.html",
+               aliases=["analyze"])
     ana.add_argument("run", help="run directory")
-    ana.add_argument("--out", help="output folder (default RUN/analysis)")
+    ana.add_argument("--out", metavar="DIR",
+                     help="folder for the tables and report.html (default RUN/analysis, regenerated each time)")
     ana.add_argument("--on", choices=["near", "front", "population"], default="near",
                      help="what DBSCAN clusters and Lasso fits (near: evaluations near the front)")
     ana.add_argument("--layers", type=_positive(int),
                      help="--on near: non-dominated layers to take (default: enough for 40 points)")
     ana.add_argument("--eps", type=_positive(float), help="DBSCAN eps (default: from the k-distance curve)")
     ana.add_argument("--min-samples", type=_positive(int), help="DBSCAN min_samples")
+    _force(ana)
 
-    exp = sub.add_parser("explore", help="write the interactive explorer.html for a run")
+    exp = _sub(sub, "explore", "write the interactive explorer.html for a run",
+               "paretosched explore runs/quickstart --open\n"
+               "paretosched explore runs/quickstart --standalone --out quickstart.html   # one file to send")
     exp.add_argument("run", help="run directory")
-    exp.add_argument("--out", help="output file (default RUN/explorer.html)")
+    exp.add_argument("--out", metavar="FILE",
+                     help="HTML file to write, or a folder to write explorer.html into (default RUN/explorer.html, "
+                          "regenerated each time)")
+    exp.add_argument("--standalone", action="store_true",
+                     help="embed plotly.js (megabytes) in the page instead of sharing plotly.min.js beside it, "
+                          "so the page alone can be mailed or attached")
     exp.add_argument("--open", action="store_true", help="open it in a browser")
+    _force(exp)
 
-    ex = sub.add_parser("export", help="write the scheduler config of a front point")
+    ex = _sub(sub, "export", "write the scheduler config of a front point",
+              "paretosched export runs/quickstart --pick balanced -o best.yaml\n"
+              "paretosched export runs/slurm-quickstart --pick knee --format slurm -o paretosched.conf")
     ex.add_argument("run", help="run directory")
     ex.add_argument("--pick", default="balanced",
                     help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID | baseline:NAME")
-    ex.add_argument("-o", "--output", default="best.yaml",
-                    help="config file to write (default: best.yaml in the current folder; an existing file is "
-                         "replaced, and the command says so)")
+    ex.add_argument("-o", "--output", default="best.yaml", metavar="FILE",
+                    help="config file to write (default: best.yaml in the current folder)")
     ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
                     help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
+    _force(ex)
 
-    runs = sub.add_parser("runs", help="read run directories (tables for pandas, R, spreadsheets)")
+    runs = _sub(sub, "runs", "read run directories (tables for pandas, R, spreadsheets)",
+                "paretosched runs table runs/quickstart -o evals.csv")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    table = runs_sub.add_parser("table", help="one row per logged evaluation: genes, objectives, metrics, seeds",
-                                description="example: paretosched runs table runs/quickstart -o evals.parquet")
+    table = _sub(runs_sub, "table", "one row per logged evaluation: genes, objectives, metrics, seeds",
+                 "paretosched runs table runs/quickstart -o evals.parquet")
     table.add_argument("run", help="run directory")
-    table.add_argument("-o", "--output", required=True, help="table file: .csv or .parquet (the parquet extra)")
+    table.add_argument("-o", "--output", required=True, metavar="FILE",
+                       help="table file to write: .csv or .parquet (the parquet extra)")
     table.add_argument("--per-seed", action="store_true", help="one row per evaluation and seed instead")
-    table.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    _force(table)
     return ap
 
 
@@ -197,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from paretosched.commands.outputs import output_errors, require_writable
+    from paretosched.commands.outputs import output_errors, refuse_existing, require_writable, say_replaced
 
     cmd = args.command
     if cmd == "simulate":
@@ -230,22 +287,28 @@ def _dispatch(args: argparse.Namespace) -> int:
         with output_errors("--out", again="continue with --resume (nothing logged is lost)"):
             return run_optimise(args)
     if cmd in ("analyse", "analyze"):
-        from paretosched.analysis.report import analyse
+        from paretosched.analysis.report import REPORT_FILES, analyse
 
-        if args.out is not None:
+        replaced: list[Path] = []
+        if args.out is not None:  # a folder the user names; RUN/analysis is the run's own view
             require_writable(args.out, "--out", folder=True)
+            replaced = refuse_existing([Path(args.out) / f for f in REPORT_FILES], "--out", args.force)
         with output_errors("--out"):
             folder = analyse(args.run, out=args.out, on=args.on, eps=args.eps, min_samples=args.min_samples,
                              layers=args.layers)
+        say_replaced(replaced)
         print(f"report: {Path(folder) / 'report.html'}")
         return 0
     if cmd == "explore":
-        from paretosched.analysis.explorer import write_explorer
+        from paretosched.analysis.explorer import explorer_file, write_explorer
 
-        if args.out is not None:
+        replaced = []
+        if args.out is not None:  # a file the user names; RUN/explorer.html is the run's own view
             require_writable(args.out, "--out", folder=None)  # a folder gets explorer.html
+            replaced = refuse_existing([explorer_file(args.out)], "--out", args.force)
         with output_errors("--out"):
-            path = write_explorer(args.run, out=args.out)
+            path = write_explorer(args.run, out=args.out, standalone=args.standalone)
+        say_replaced(replaced)
         print(f"explorer: {path}")
         if args.open:
             import webbrowser
@@ -256,23 +319,23 @@ def _dispatch(args: argparse.Namespace) -> int:
         from paretosched.analysis.export import export_pick
 
         require_writable(args.output, "--output", folder=None)  # a folder gets a named file
-        existed = Path(args.output).is_file()
+        replaced = refuse_existing([args.output], "--output", args.force)
         with output_errors("--output"):
             path = export_pick(args.run, args.pick, args.output, fmt=args.format)
-        print(f"config: {path}" + (" (replaced the file that was there)" if existed else ""))
+        say_replaced(replaced)
+        print(f"config: {path}")
         return 0
     if cmd == "runs":
         from paretosched.commands.runs import run_runs
 
         require_writable(args.output, "--output", folder=False)
+        replaced = refuse_existing([args.output], "--output", args.force)
         with output_errors("--output"):
-            return run_runs(args)
+            rc = run_runs(args)
+        say_replaced(replaced)
+        return rc
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
 
 
-def entry(argv: Any = None) -> None:
-    sys.exit(main(argv))
-
-
 if __name__ == "__main__":
-    entry()
+    sys.exit(main())

@@ -29,7 +29,8 @@ from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
 from paretosched.analysis.rundata import load_run as _load_run_data
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-from paretosched.search.runlog import FRONT, current_rows
+from paretosched.search.runlog import FRONT, current_rows, read_front
+from paretosched.search.summary import Summary
 
 TABLE_FORMATS = (".csv", ".parquet")
 
@@ -58,7 +59,7 @@ class Run:
 
     def __repr__(self) -> str:
         return (f"Run({str(self.path)!r}, study={self.study_name!r}, evaluations={len(self.data.rows)}, "
-                f"status={self.summary.get('status', '?')!r})")
+                f"status={self.summary.status or '?'!r})")
 
     # identity ---------------------------------------------------------------------------
     @property
@@ -84,8 +85,8 @@ class Run:
         return list(self.data.genes)
 
     @property
-    def summary(self) -> dict[str, Any]:
-        """summary.json as written by the search (empty if missing)."""
+    def summary(self) -> Summary:
+        """summary.json as written by the search (every field at its default if missing)."""
         return self.data.summary
 
     # tables -----------------------------------------------------------------------------
@@ -97,11 +98,11 @@ class Run:
         frame = _tidy(rows, self.data.genes, self.objectives).reset_index(drop=True)
         first = [*META_COLUMNS, *self.genes, *self.objectives]
         frame = frame[[*first, *(c for c in frame.columns if c not in first)]].copy()
-        current = {r["eval_id"] for r in current_rows(rows)}
-        frame["seeds"] = [list(r.get("seeds") or []) for r in rows]
-        frame["current"] = [r["eval_id"] in current for r in rows]
-        frame["supersedes"] = pd.array([r.get("supersedes") for r in rows], dtype="Int64")
-        frame["error"] = [r.get("error") for r in rows]
+        current = {r.eval_id for r in current_rows(rows)}
+        frame["seeds"] = [list(r.seeds) for r in rows]
+        frame["current"] = [r.eval_id in current for r in rows]
+        frame["supersedes"] = pd.array([r.supersedes for r in rows], dtype="Int64")
+        frame["error"] = [r.error for r in rows]
         frame["recheck_of"] = frame["recheck_of"].astype("Int64")
         return frame
 
@@ -113,12 +114,11 @@ class Run:
         current = set(self.evaluations["eval_id"][self.evaluations["current"]])
         for eval_id in sorted(self.data.rows):
             row = self.data.rows[eval_id]
-            for s in row.get("per_seed") or []:
-                rec = {"eval_id": eval_id, "kind": row.get("kind"), "generation": row.get("generation"),
-                       "name": row.get("name"), "current": eval_id in current, "seed": s.get("seed"),
-                       "status": s.get("status"),
-                       "cached": s.get("cached"), "wall_s": s.get("wall_s"), "error": s.get("error")}
-                rec.update(s.get("metrics") or {})
+            for s in row.per_seed:
+                rec = {"eval_id": eval_id, "kind": row.kind, "generation": row.generation, "name": row.name,
+                       "current": eval_id in current, "seed": s.seed, "status": s.status, "cached": s.cached,
+                       "wall_s": s.wall_s, "error": s.error}
+                rec.update(s.metrics or {})
                 records.append(rec)
         if not records:  # a run that has logged nothing yet: the columns all the same
             return pd.DataFrame(columns=["eval_id", "kind", "generation", "name", "current", "seed", "status",
@@ -129,14 +129,9 @@ class Run:
     def front(self) -> pd.DataFrame:
         """front.csv, the search's front with its re-check columns (docs/rundir.md); floats bit
         for bit. `analysis.front.front_of` ranks the same points (a test holds them equal)."""
-        path = self.path / FRONT
-        if not path.is_file():
+        front = read_front(self.path)
+        if front is None:
             raise UserError(f"{self.path}: no {FRONT} yet (no generation has finished)")
-        # the python engine parses floats with float(), exact on every pandas version
-        front = pd.read_csv(path, engine="python", keep_default_na=False, na_values=[""])
-        for col in ("eval_id", "generation", "n_seeds", "recheck_eval_id"):
-            if col in front:
-                front[col] = front[col].astype("Int64")
         return front
 
     @cached_property
@@ -170,24 +165,23 @@ class Run:
         rows = self.data.rows
         records = []
         for r in (rows[i] for i in sorted(rows)):
-            if r.get("kind") != "recheck" or r.get("recheck_of") not in rows:
+            if r.kind != "recheck" or r.recheck_of not in rows:
                 continue
-            orig = rows[r["recheck_of"]]
-            rec: dict[str, Any] = {"eval_id": orig["eval_id"], "kind": orig.get("kind"), "name": orig.get("name"),
-                                   "recheck_eval_id": r["eval_id"], "status": r.get("status")}
+            orig = rows[r.recheck_of]
+            rec: dict[str, Any] = {"eval_id": orig.eval_id, "kind": orig.kind, "name": orig.name,
+                                   "recheck_eval_id": r.eval_id, "status": r.status}
             for o in self.objectives:
-                rec[o] = (orig.get("objectives") or {}).get(o)
-                rec[f"recheck_{o}"] = (r.get("objectives") or {}).get(o)
+                rec[o] = (orig.objectives or {}).get(o)
+                rec[f"recheck_{o}"] = (r.objectives or {}).get(o)
             records.append(rec)
         cols = ["eval_id", "kind", "name", "recheck_eval_id", "status", *self.objectives,
                 *(f"recheck_{o}" for o in self.objectives)]
         table = pd.DataFrame.from_records(records, columns=cols)
         # the summary's block changes shape between versions: read only what is there
-        block = self.summary.get("recheck")
-        block = block if isinstance(block, dict) else {}
+        block = self.summary.recheck
         seeds = block.get("seeds")
         if not isinstance(seeds, list):
-            seeds = next((list(r.get("seeds") or []) for r in rows.values() if r.get("kind") == "recheck"), [])
+            seeds = next((list(r.seeds) for r in rows.values() if r.kind == "recheck"), [])
         return Recheck(seeds=[int(s) for s in seeds], table=table,
                        dominated_baselines=load_recheck(self.data).dominated_baselines)
 

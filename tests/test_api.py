@@ -23,6 +23,10 @@ from paretosched.cli import main
 from paretosched.errors import UserError
 from paretosched.search.runlog import read_evaluations
 
+
+def log_json(run_dir: Path) -> list[dict]:
+    return [r.to_json() for r in read_evaluations(run_dir)]
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 GYM_HEADING = "## A Gymnasium environment"
 
@@ -78,7 +82,7 @@ def test_docs_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 # Run
 
 def test_evaluations_one_row_per_logged_evaluation(run: ps.Run) -> None:
-    rows = read_evaluations(run.path)
+    rows = log_json(run.path)
     ev = run.evaluations
     assert ev["eval_id"].tolist() == [r["eval_id"] for r in rows]
     assert ev["kind"].tolist() == [r["kind"] for r in rows]
@@ -120,7 +124,7 @@ def test_front_equals_front_csv_and_the_analysis_front(run: ps.Run) -> None:
 
 def test_per_seed_means_are_the_logged_objectives(run: ps.Run) -> None:
     ps_rows = run.per_seed
-    rows = read_evaluations(run.path)
+    rows = log_json(run.path)
     assert len(ps_rows) == sum(len(r["seeds"]) for r in rows)
     for r in rows:
         mine = ps_rows[ps_rows["eval_id"] == r["eval_id"]]
@@ -220,9 +224,9 @@ def test_load_run_errors(tmp_path: Path) -> None:
         ps.load_run(tmp_path / "nope")
     with pytest.raises(UserError, match="no evaluations.jsonl"):
         ps.load_run(tmp_path)
-    for line in ('[1, 2]', '{"kind": "search"}', '{"eval_id": "0"}'):  # JSON, but no evaluation row
+    for line in ('[1, 2]', '{"kind": "search"}', '{"eval_id": "0"}', '{"eval_id": 1, "genome": [1]}'):  # no evaluation row
         (tmp_path / "evaluations.jsonl").write_text('{"eval_id": 0}\n' + line + "\n")
-        with pytest.raises(UserError, match=r"evaluations.jsonl: row 2: not an evaluation"):
+        with pytest.raises(UserError, match=r"evaluations.jsonl:2: not an evaluation"):
             ps.load_run(tmp_path)
 
 
@@ -275,7 +279,7 @@ def test_optimise_dict_study_file_and_study_give_the_same_log(run: ps.Run, tmp_p
     from paretosched.search.study import Study
 
     def stable(r: ps.Run) -> list[dict[str, Any]]:
-        return [{k: v for k, v in row.items() if k not in ("wall_s", "per_seed")} for row in read_evaluations(r.path)]
+        return [{k: v for k, v in row.items() if k not in ("wall_s", "per_seed")} for row in log_json(r.path)]
 
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "study.yaml"

@@ -30,7 +30,7 @@ def test_timeline_without_an_output_is_an_error(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_export_says_when_it_replaces_a_file(tmp_path, monkeypatch):
+def test_export_states_its_default_and_replaces_only_with_force(tmp_path, monkeypatch):
     # export -o (default best.yaml) replaced an existing file without a word
     from paretosched.search.analytic import study_dict
     import yaml
@@ -40,5 +40,37 @@ def test_export_says_when_it_replaces_a_file(tmp_path, monkeypatch):
     assert run_cli(["optimise", "s.yaml", "--out", "run", "--quiet"])[0] == 0
     rc, out, err = run_cli(["export", "run"])
     assert rc == 0 and out.strip() == "config: best.yaml" and (tmp_path / "best.yaml").is_file()
-    rc, out, err = run_cli(["export", "run", "--pick", "knee"])
-    assert rc == 0 and out.strip() == "config: best.yaml (replaced the file that was there)"
+    before = (tmp_path / "best.yaml").read_text()
+    rc, out, err = run_cli(["export", "run", "--pick", "eval:0"])
+    assert_user_error(rc, err, "--output best.yaml: exists", "--force")
+    assert (tmp_path / "best.yaml").read_text() == before
+    rc, out, err = run_cli(["export", "run", "--pick", "eval:0", "--force"])
+    assert rc == 0 and out.strip() == "config: best.yaml" and err.strip() == "paretosched: replaced best.yaml"
+    assert (tmp_path / "best.yaml").read_text() != before
+
+
+def test_every_command_help_ends_with_an_example_and_the_top_is_for_users():
+    # the help had no examples, and the top-level description was the module's docstring
+    import argparse
+
+    from paretosched import cli
+
+    def leaves(parser, path):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        yield path, parser
+        for action in subs:
+            for name, child in action.choices.items():
+                if child.prog.endswith(name):  # aliases share the parser: visit it once
+                    yield from leaves(child, path + [name])
+
+    top = cli.build_parser()
+    assert "parses arguments" not in top.description and "digital twin" in top.description
+    seen = list(leaves(top, []))
+    assert len(seen) >= 14  # top, simulate, platform show/list/import, trace import, train, optimise, ...
+    for path, parser in seen[1:]:
+        text = parser.format_help()
+        assert "\nexample:\n  paretosched " in text, path
+    for path, parser in seen:
+        for action in parser._actions:
+            if "--out" in action.option_strings or "--output" in action.option_strings:
+                assert action.metavar in ("FILE", "DIR", "RUN_DIR"), (path, action.option_strings)

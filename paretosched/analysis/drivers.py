@@ -34,7 +34,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.neighbors import NearestNeighbors
 
-from paretosched.analysis.rundata import GeneInfo
+from paretosched.search.genes import GeneSpec
 
 MIN_FIT_POINTS = 10  # fewer points than this: no fit (nested 5-fold CV needs >= 2 held-out points a fold)
 # out-of-sample R^2 below this: the fit explains too little to chart. Users act on the chart
@@ -49,7 +49,6 @@ class Clustering:
     labels: np.ndarray  # one per point, -1 = noise
     eps: float
     min_samples: int
-    kdist: np.ndarray  # sorted k-distance curve (empty when not computed)
     notes: list[str] = field(default_factory=list)
 
 
@@ -77,13 +76,12 @@ def cluster(S: np.ndarray, eps: float | None = None, min_samples: int | None = N
     n = len(S)
     ms = int(min_samples) if min_samples is not None else default_min_samples(n)
     if n < 3:
-        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms, np.empty(0),
+        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms,
                           [f"{n} point(s): too few to cluster, all in cluster 0"])
     if np.ptp(S, axis=0).max() == 0:
-        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms, np.empty(0),
+        return Clustering(np.zeros(n, dtype=int), float(eps or 0.0), ms,
                           ["all points have identical objectives: one cluster"])
     notes: list[str] = []
-    curve = np.empty(0)
     if eps is None:
         knee, curve = kdistance_eps(S, ms)
         if knee <= 0:  # many duplicates: the knee sits on zero distances
@@ -94,7 +92,7 @@ def cluster(S: np.ndarray, eps: float | None = None, min_samples: int | None = N
     n_noise = int((labels == -1).sum())
     if n_noise == n:
         notes.append(f"DBSCAN marked every point as noise (eps = {eps:.4g}, min_samples = {ms})")
-    return Clustering(labels.astype(int), float(eps), ms, curve, notes)
+    return Clustering(labels.astype(int), float(eps), ms, notes)
 
 
 JUMP = 2.0  # a k-distance more than twice the previous one starts the outliers' part of the curve
@@ -108,47 +106,12 @@ def _stable_eps(curve: np.ndarray, knee: float) -> float:
     return float(top) * (1 + 1e-9)  # DBSCAN's test is <= eps: keep the top point's neighbour inside
 
 
-def _scale_1_100(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    return 1.0 + 99.0 * (v - lo) / (hi - lo) if hi > lo else np.full_like(v, 1.0)
-
-
-def design_matrix(genomes: pd.DataFrame, genes: dict[str, GeneInfo]) -> pd.DataFrame:
+def design_matrix(genomes: pd.DataFrame, genes: dict[str, GeneSpec]) -> pd.DataFrame:
     """Genes -> features on 1-100 (numeric by study bounds, log genes in log space; one-hot)."""
     cols: dict[str, np.ndarray] = {}
     for path, g in genes.items():
-        raw = genomes[path]
-        if g.numeric:
-            v = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-            lo = float(g.low) if g.low is not None else float(np.nanmin(v))
-            hi = float(g.high) if g.high is not None else float(np.nanmax(v))
-            if g.log and lo > 0:
-                v, lo, hi = np.log(v), math.log(lo), math.log(hi)
-            cols[path] = _scale_1_100(v, lo, hi)
-        elif g.type == "bool":
-            on = g.values[1] if g.values else True
-            cols[path] = np.where(np.array([x == on for x in raw]), 100.0, 1.0)
-        else:
-            values = g.values if g.values is not None else list(dict.fromkeys(raw))
-            for val in values:
-                cols[f"{path}={val}"] = np.where(np.array([_same(x, val) for x in raw]), 100.0, 1.0)
+        cols.update(g.design_columns(path, list(genomes[path])))
     return pd.DataFrame(cols, index=genomes.index)
-
-
-def _same(a: object, b: object) -> bool:
-    """Does logged gene value `a` equal choice value `b`?
-
-    The log comes back through JSON and pandas: an int choice may read as a float (60 -> 60.0)
-    and null as NaN. Numbers compare by value, null matches None/NaN, but booleans stay apart
-    from numbers (1 == True in Python, and a choice of [1, true] must keep them apart).
-    """
-    if b is None or (isinstance(b, float) and math.isnan(b)):
-        return a is None or (isinstance(a, (float, np.floating)) and math.isnan(a))
-    a_bool, b_bool = isinstance(a, (bool, np.bool_)), isinstance(b, (bool, np.bool_))
-    if a_bool or b_bool:
-        return a_bool and b_bool and bool(a) == bool(b)
-    if isinstance(a, (int, float, np.integer, np.floating)) and isinstance(b, (int, float, np.integer, np.floating)):
-        return float(a) == float(b)
-    return type(a) is type(b) and a == b
 
 
 def _kfold(n_splits: int, seed: int) -> KFold:
@@ -218,7 +181,7 @@ LASSO_COLUMNS = ["cluster", "objective", "feature", "coef", "r2_cv", "r2_train",
                  "note", "advice"]
 
 
-def lasso_table(points: pd.DataFrame, labels: np.ndarray, genes: dict[str, GeneInfo],
+def lasso_table(points: pd.DataFrame, labels: np.ndarray, genes: dict[str, GeneSpec],
                 objectives: list[str], seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """Long table, one row per fit and feature (LASSO_COLUMNS); a fit without coefficients gets
     one row with an empty feature and its note. DBSCAN noise (-1) is not a cluster: not fitted."""

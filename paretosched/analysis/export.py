@@ -42,22 +42,20 @@ def config_document(run: RunData, eval_id: int, pick: str) -> dict[str, Any]:
     row = run.rows.get(eval_id)
     if row is None:
         raise UserError(f"{run.run_dir}: no evaluation with eval id {eval_id}")
-    if row.get("status") != "ok" or not row.get("config"):
-        raise UserError(f"{run.run_dir}: evaluation {eval_id} did not succeed (status {row.get('status')!r})")
-    doc = copy.deepcopy(row["config"])
-    seeds = list(row.get("seeds") or [])
-    per_seed = []
-    for ps in row.get("per_seed") or []:
-        metrics = ps.get("metrics") or {}
-        per_seed.append({"seed": ps.get("seed"), "objectives": {o: metrics.get(o) for o in run.objectives}})
+    if not row.ok or not row.config:
+        raise UserError(f"{run.run_dir}: evaluation {eval_id} did not succeed (status {row.status!r})")
+    doc = copy.deepcopy(row.config)
+    seeds = list(row.seeds)
+    per_seed = [{"seed": ps.seed, "objectives": {o: (ps.metrics or {}).get(o) for o in run.objectives}}
+                for ps in row.per_seed]
     prov: dict[str, Any] = {
         "study": run.study_name,
         "run_dir": str(run.run_dir),
         "pick": pick,
         "eval_id": int(eval_id),
-        "generation": row.get("generation"),
-        "genome": copy.deepcopy(row.get("genome") or {}),
-        "objectives": {o: (row.get("objectives") or {}).get(o) for o in run.objectives},
+        "generation": row.generation,
+        "genome": copy.deepcopy(row.genome),
+        "objectives": {o: (row.objectives or {}).get(o) for o in run.objectives},
         "seeds": seeds,
         "per_seed": per_seed,
     }
@@ -66,7 +64,7 @@ def config_document(run: RunData, eval_id: int, pick: str) -> dict[str, Any]:
         prov["recheck"] = recheck
     prov["paretosched_version"] = paretosched.__version__
     # the twin that produced the objectives: `simulate` warns when it runs on a different one
-    twin = (run.summary.get("versions") or {}).get("twin")
+    twin = run.summary.twin
     if twin:
         prov["twin_version"] = twin
     doc["provenance"] = prov
@@ -77,8 +75,8 @@ def _recheck_of(run: RunData, eval_id: int) -> dict[str, Any] | None:
     r = run.rechecks.get(eval_id)
     if r is None:
         return None
-    return {"eval_id": r["eval_id"], "seeds": list(r.get("seeds") or []),
-            "objectives": {o: (r.get("objectives") or {}).get(o) for o in run.objectives}}
+    return {"eval_id": r.eval_id, "seeds": list(r.seeds),
+            "objectives": {o: (r.objectives or {}).get(o) for o in run.objectives}}
 
 
 def to_yaml(doc: dict[str, Any]) -> str:
@@ -93,7 +91,7 @@ def export_pick(run_dir: str, pick: str, out: str, fmt: str = "yaml") -> Path:
     `pick` is one of: `balanced` (paper's equal-weight min-max rule), `knee` (pymoo high
     trade-off point, else balanced), `min:METRIC` (best front point for objective METRIC),
     `weights:a,b,...` (one weight per objective, in study order), `index:N` (N-th point,
-    0-based, of the front sorted by the first objective, as front.csv), `eval:ID` (any
+    0-based, of the front in front.csv's order: best first objective first), `eval:ID` (any
     successful search evaluation by eval id), `baseline:NAME` (a baseline of the study).
     Mistakes raise a one-line UserError.
     `fmt`: `yaml` (the config `simulate` reads) or `slurm` (a slurm.conf fragment).

@@ -19,8 +19,8 @@ from plotly.subplots import make_subplots
 from paretosched.analysis.escape import plotly_text as _t
 from paretosched.analysis.front import Pick
 from paretosched.analysis.recheck import Checked, Recheck
-from paretosched.analysis.rundata import GeneInfo
 from paretosched.analysis.units import metric_title
+from paretosched.search.genes import GeneSpec
 
 _NOISE_COLOUR = "#9e9e9e"
 
@@ -191,21 +191,21 @@ def lasso_bars(lasso: pd.DataFrame, objective: str) -> go.Figure:
     return fig
 
 
-def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure | None:
+def violins(population: pd.DataFrame, genes: dict[str, GeneSpec]) -> go.Figure | None:
     """Fig. 6: the distribution of each numeric gene in the final population (natural units)."""
-    numeric = [g for g in genes.values() if g.numeric]
+    numeric = [(path, g) for path, g in genes.items() if g.numeric]
     if not numeric or population.empty:
         return None
     # at most 6 violins a row: a dozen RL genes in one row made their titles overlap
     cols = min(6, len(numeric))
     rows = -(-len(numeric) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_t(g.path.split(".")[-1]) for g in numeric],
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[_t(path.split(".")[-1]) for path, _ in numeric],
                         vertical_spacing=0.12)
-    for i, g in enumerate(numeric):
+    for i, (path, g) in enumerate(numeric):
         r, c = i // cols + 1, i % cols + 1
         # spanmode "hard": the density ends at the extreme values; plotly's default extends it by
         # two bandwidths, past the gene's search range (freq drawn down to 0.35 for a 0.55-1.0 gene)
-        fig.add_trace(go.Violin(y=pd.to_numeric(population[g.path], errors="coerce"), name=_t(g.path),
+        fig.add_trace(go.Violin(y=pd.to_numeric(population[path], errors="coerce"), name=_t(path),
                                 box_visible=True, points="all", showlegend=False, spanmode="hard"), row=r, col=c)
         if g.log:
             fig.update_yaxes(type="log", row=r, col=c)
@@ -213,17 +213,17 @@ def violins(population: pd.DataFrame, genes: dict[str, GeneInfo]) -> go.Figure |
     return fig
 
 
-def categorical_shares(points: pd.DataFrame, labels: np.ndarray, gene: GeneInfo) -> go.Figure:
-    """Figs. 8-10: share of each value of a categorical gene per cluster (stacked bars)."""
-    raw = list(points[gene.path])
+def categorical_shares(points: pd.DataFrame, labels: np.ndarray, path: str) -> go.Figure:
+    """Figs. 8-10: share of each value of a categorical gene (`path`) per cluster (stacked bars)."""
+    raw = list(points[path])
     values = [_choice_label(v) for v in raw]
     table = pd.crosstab(pd.Series([_cluster_name(int(c)) for c in labels], name="cluster"),
                         pd.Series(values, name="value"), normalize="index")
     order = {label: _choice_key(v) for v, label in zip(raw, values)}
     fig = go.Figure()
     for val in sorted(table.columns, key=lambda label: order[label]):
-        fig.add_trace(go.Bar(x=table.index, y=table[val], name=_t(f"{gene.path} = {val}")))
-    fig.update_layout(title=_t(f"{gene.path} per cluster"), barmode="stack", yaxis_title="share of points (0-1)",
+        fig.add_trace(go.Bar(x=table.index, y=table[val], name=_t(f"{path} = {val}")))
+    fig.update_layout(title=_t(f"{path} per cluster"), barmode="stack", yaxis_title="share of points (0-1)",
                       xaxis_title="cluster")
     return fig
 

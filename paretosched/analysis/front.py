@@ -11,8 +11,8 @@ Picks (the `pick` argument of `export` and the rows of picks.csv):
                  (fronts of < 3 points, evenly curved fronts) it falls back to `balanced`;
 - `weights:a,b`  smallest weighted sum of the min-max scaled objectives (weights in objective
                  order, any positive scale; they are normalised to sum to 1);
-- `index:N`      the N-th front point (0-based) in front order, i.e. sorted by the first
-                 objective as in front.csv;
+- `index:N`      the N-th front point (0-based) in front order (best first objective first,
+                 `paretosched.search.pareto.front_order`), the row order of front.csv;
 - `eval:ID`      any successful search evaluation by its eval id (off the front too).
 """
 
@@ -23,8 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from pymoo.indicators.hv import HV
-from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
 with warnings.catch_warnings():  # pymoo 0.6.2 imports scipy.spatial.ckdtree (deprecated namespace)
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -32,6 +30,7 @@ with warnings.catch_warnings():  # pymoo 0.6.2 imports scipy.spatial.ckdtree (de
 
 from paretosched.analysis.rundata import RunData, require_ok
 from paretosched.errors import UserError
+from paretosched.search import pareto
 
 PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID | baseline:NAME"
 
@@ -52,19 +51,14 @@ def min_form(values: np.ndarray, signs: np.ndarray) -> np.ndarray:
 
 def layers(run: RunData, points: pd.DataFrame) -> np.ndarray:
     """Non-dominated layer of each row of `points` (0 = its Pareto front), pymoo's sorting."""
-    F = min_form(points[run.objectives].to_numpy(), run.signs)
-    rank = np.zeros(len(F), dtype=int)
-    for k, idx in enumerate(NonDominatedSorting().do(F) if len(F) else []):
-        rank[idx] = k
-    return rank
+    return pareto.ranks(min_form(points[run.objectives].to_numpy(), run.signs))
 
 
 def front_of(run: RunData) -> pd.DataFrame:
-    """Non-dominated successful search evaluations, sorted by the first objective (then eval id)."""
-    ok = require_ok(run)
-    front = ok[layers(run, ok) == 0]
-    # front order = first objective in natural sign, as front.csv of the run directory
-    return front.sort_values([run.objectives[0], "eval_id"], kind="mergesort")
+    """Non-dominated successful search evaluations in front order: the search's own rule
+    (`pareto.front`), so these are front.csv's rows in front.csv's order."""
+    ok = require_ok(run).sort_index()
+    return ok.iloc[pareto.front(min_form(ok[run.objectives].to_numpy(), run.signs))]
 
 
 NEAR_MIN_POINTS = 40  # layers are added until the near-front set holds this many distinct genomes
@@ -211,34 +205,32 @@ def standard_picks(run: RunData, front: pd.DataFrame) -> list[Pick]:
 
 
 def reference_point(run: RunData) -> np.ndarray:
-    """The run's fixed reference point (minimisation form); else worst + 10 % of range."""
-    rp = run.summary.get("reference_point") or {}
+    """The run's fixed reference point (minimisation form); for a summary that does not record
+    it, the search's rule (`pareto.reference_from` over generation 0 and the baselines)."""
+    rp = run.summary.reference_point or {}
     if all(isinstance(rp.get(o), (int, float)) for o in run.objectives):
         return min_form(np.array([rp[o] for o in run.objectives], dtype=float), run.signs)
-    F = min_form(require_ok(run)[run.objectives].to_numpy(), run.signs)
-    hi, lo = F.max(axis=0), F.min(axis=0)
-    span = np.where(hi > lo, hi - lo, np.abs(hi))
-    return hi + 0.1 * np.where(span > 0, span, 1.0)
+    ok = require_ok(run)
+    f = run.frame
+    first = ok[ok["generation"] == ok["generation"].min()]
+    base = f[(f["kind"] == "baseline") & (f["status"] == "ok")]
+    return pareto.reference_from(min_form(pd.concat([first, base])[run.objectives].to_numpy(), run.signs))
 
 
 def hypervolume_by_generation(run: RunData) -> pd.DataFrame:
     """Columns generation, hv, front_size, source: summary.json when it has hv, else recomputed."""
-    gens = run.summary.get("generations") or []
+    gens = run.summary.generations
     if gens and all(isinstance(g.get("hv"), (int, float)) for g in gens):
         return pd.DataFrame({"generation": [int(g["generation"]) for g in gens],
                              "hv": [float(g["hv"]) for g in gens],
                              "front_size": [g.get("front_size") for g in gens], "source": "summary.json"})
     ok = require_ok(run)
     ref = reference_point(run)
-    indicator = HV(ref_point=ref)
     F = min_form(ok[run.objectives].to_numpy(), run.signs)
     g_of = ok["generation"].to_numpy()
     out = []
-    nds = NonDominatedSorting()
     for g in sorted(set(g_of.tolist())):
-        sub = F[g_of <= g]
-        sub = sub[np.all(sub < ref, axis=1)]  # points beyond the reference add no volume
-        front = sub[nds.do(sub, only_non_dominated_front=True)] if len(sub) else sub
-        out.append({"generation": int(g), "hv": float(indicator(front)) if len(front) else 0.0,
+        front = F[g_of <= g][pareto.front_indices(F[g_of <= g])]
+        out.append({"generation": int(g), "hv": pareto.hypervolume(front, ref),
                     "front_size": int(len(front)), "source": "recomputed"})
     return pd.DataFrame(out)

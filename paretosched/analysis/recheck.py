@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paretosched.analysis.rundata import RunData
+from paretosched.search.runlog import Evaluation
 
 
 @dataclass(frozen=True)
@@ -78,13 +79,14 @@ def _per_seed(entries: Any) -> list[dict[str, float]]:
     return out
 
 
-def _from_row(row: dict[str, Any] | None) -> tuple[dict[str, float], list[dict[str, float]], dict[str, float]]:
-    if not row:
+def _from_row(row: Evaluation | None) -> tuple[dict[str, float], list[dict[str, float]], dict[str, float]]:
+    if row is None:
         return {}, [], {}
-    return _numbers(row.get("objectives")), _per_seed(row.get("per_seed")), _numbers(row.get("metrics"))
+    per_seed = [_numbers(s.metrics) for s in row.per_seed if s.ok and s.metrics is not None]
+    return _numbers(row.objectives), per_seed, _numbers(row.metrics)
 
 
-def _checked(entry: Any, row: dict[str, Any] | None, dominated_by: Any = ()) -> Checked | None:
+def _checked(entry: Any, row: Evaluation | None, dominated_by: Any = ()) -> Checked | None:
     objs, per_seed, metrics = _from_row(row)
     if isinstance(entry, dict):
         objs = _numbers(entry.get("objectives")) or objs
@@ -97,8 +99,7 @@ def _checked(entry: Any, row: dict[str, Any] | None, dominated_by: Any = ()) -> 
 
 def load_recheck(run: RunData) -> Recheck:
     """The run's re-check, from summary.json and the log (see the module docstring)."""
-    block = run.summary.get("recheck")
-    block = block if isinstance(block, dict) else {}
+    block = run.summary.recheck
     seeds = [int(s) for s in block.get("seeds") or [] if isinstance(s, int)]
     front: dict[int, Checked] = {}
     entries = block.get("front")
@@ -110,11 +111,11 @@ def load_recheck(run: RunData) -> Recheck:
                     front[int(e["eval_id"])] = c
     else:  # older runs: the re-check rows of the log
         for eid, row in run.rechecks.items():
-            if run.rows.get(eid, {}).get("kind") == "search":
+            if eid in run.rows and run.rows[eid].kind == "search":
                 c = _checked(None, row)
                 if c is not None:
                     front[eid] = c
-    base_ids = {r.get("name"): eid for eid, r in run.rows.items() if r.get("kind") == "baseline"}
+    base_ids = {r.name: eid for eid, r in run.rows.items() if r.kind == "baseline"}
     raw = block.get("baselines")
     raw = raw if isinstance(raw, dict) else {}
     baselines: dict[str, Checked] = {}
@@ -135,8 +136,7 @@ def search_seed_verdicts(run: RunData) -> dict[str, bool]:
     """summary.json's `baselines.NAME.dominated_on_search_seeds` (`dominated` in runs written before
     the name said so): dominated by the front on the SEARCH seeds (the seeds the front was selected
     on, which flatters it); only baselines the summary judges."""
-    said = run.summary.get("baselines")
-    said = said if isinstance(said, dict) else {}
+    said = run.summary.baselines
     out = {}
     for n, e in said.items():
         v = e.get("dominated_on_search_seeds", e.get("dominated")) if isinstance(e, dict) else None

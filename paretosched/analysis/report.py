@@ -22,6 +22,7 @@ from paretosched.analysis.drivers import Clustering, cluster, lasso_table
 from paretosched.analysis.front import (Pick, front_of, hypervolume_by_generation, min_form, near_front, scaled,
                                         standard_picks)
 from paretosched.analysis.overview import overview_html
+from paretosched.analysis.plotlyjs import plotly_script
 from paretosched.analysis.recheck import Recheck, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.errors import UserError
@@ -65,14 +66,18 @@ def _picks_table(run: RunData, front: pd.DataFrame, picks: list[Pick]) -> pd.Dat
     for p in picks:
         # values straight from the log row: a Series row would coerce ints to floats
         row = run.rows[p.eval_id]
-        genome = row.get("genome") or {}
         rows.append({"pick": p.name, "eval_id": p.eval_id, "index": pos[p.eval_id],
-                     **{o: row["objectives"][o] for o in run.objectives}, **{g: genome.get(g) for g in run.genes},
+                     **dict(zip(run.objectives, row.objective_values(run.objectives))),
+                     **{g: row.genome.get(g) for g in run.genes},
                      "note": p.note})
     return pd.DataFrame(rows)
 
 
 ON = {"near": "evaluations near the front", "front": "Pareto front", "population": "final population"}
+
+
+# what analyse writes into its folder
+REPORT_FILES = ("front.csv", "picks.csv", "clusters.csv", "lasso.csv", "hypervolume.csv", "notes.txt", "report.html")
 
 
 def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float | None = None,
@@ -132,7 +137,8 @@ def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float |
     figs = _figures(run, front, points, population, clus, lasso, hv, rc, picks, what)
     tables = [("Picks", picks_t), ("Pareto front", front_t), ("Lasso fits", _lasso_summary(lasso))]
     top = overview_html(run, front, picks, rc)
-    (dest / "report.html").write_text(_html(run, notes, figs, tables, clus, what, top), encoding="utf-8")
+    page = _html(run, notes, figs, tables, clus, what, top, plotly_script(dest))
+    (dest / "report.html").write_text(page, encoding="utf-8")
     return dest
 
 
@@ -158,9 +164,9 @@ def _figures(run: RunData, front: pd.DataFrame, points: pd.DataFrame, population
     vio = figures.violins(population, run.genes)
     if vio is not None:
         figs.append(("Numeric genes in the final population (fig. 6)", vio))
-    for g in run.genes.values():
+    for path, g in run.genes.items():
         if not g.numeric:
-            figs.append((f"{g.path} per cluster (figs. 8-10)", figures.categorical_shares(points, clus.labels, g)))
+            figs.append((f"{path} per cluster (figs. 8-10)", figures.categorical_shares(points, clus.labels, path)))
     return figs
 
 
@@ -190,7 +196,7 @@ def _not_charted(lasso: pd.DataFrame, obj: str) -> str:
 
 
 def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]],
-          tables: list[tuple[str, pd.DataFrame]], clus: Clustering, what: str, top: str) -> str:
+          tables: list[tuple[str, pd.DataFrame]], clus: Clustering, what: str, top: str, plotly: str) -> str:
     esc = html.escape
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
@@ -198,7 +204,8 @@ def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]
         "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
         "display:block;overflow-x:auto;"
         "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}.notes li{color:#8a4b00}.bad{color:#c00}"
-        ".warn,.nochart{color:#8a4b00;font-weight:bold}pre.next{background:#f4f4f4;padding:6px}</style></head><body>",
+        ".warn,.nochart{color:#8a4b00;font-weight:bold}pre.next{background:#f4f4f4;padding:6px}</style>",
+        plotly + "</head><body>",
         f"<h1>Study {esc(run.study_name)}</h1>",
         f"<p>Run directory: <code>{esc(str(run.run_dir))}</code>; generated "
         f"{esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}.</p>",
@@ -211,14 +218,13 @@ def _html(run: RunData, notes: list[str], figs: list[tuple[str, go.Figure | str]
     ]
     for title, table in tables[:1]:
         parts.append(f"<h2>{esc(title)}</h2>" + table.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}"))
-    for i, (title, fig) in enumerate(figs):
-        # plotly.js is inlined once, with the first figure (always a chart); the others reuse it
+    for title, fig in figs:
         if title:
             parts.append(f"<h2>{esc(title)}</h2>")
         if isinstance(fig, str):  # no chart: the sentence saying why
             parts.append(f"<p class='nochart'>{esc(fig)}</p>")
             continue
-        parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0), default_height="480px"))
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=False, default_height="480px"))
     for title, table in tables[1:]:
         parts.append(f"<h2>{esc(title)}</h2>" + table.to_html(index=False, escape=True, float_format=lambda v: f"{v:.6g}"))
     parts.append("</body></html>")

@@ -1,7 +1,7 @@
 """Load a run directory (docs/rundir.md) into one tidy table for the analysis layer.
 
-`load_run(run_dir)` returns a `RunData`: the raw log rows by eval id (exact JSON values, used
-for export so numbers round-trip bit for bit) and a pandas frame with one row per evaluation:
+`load_run(run_dir)` returns a `RunData`: the log's `Evaluation` records by eval id (exact JSON
+values, used for export so numbers round-trip bit for bit) and a pandas frame with one row per evaluation:
 meta columns (`eval_id`, `kind`, `generation`, `name`, `status`, `recheck_of`), one column per
 gene (its dotted path), one per objective and one per other recorded metric (metric names).
 
@@ -14,7 +14,6 @@ Analysis only needs the study's name, objectives and gene types.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,28 +21,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import ValidationError
 
 from paretosched.errors import UserError
-from paretosched.search.runlog import current_rows, read_evaluations
-from paretosched.yamlio import read_yaml
+from paretosched.search.files import read_json
+from paretosched.search.genes import ChoiceGene, FloatGene, GeneSpec, StudyGenes
+from paretosched.search.runlog import LOG, POPULATION, SUMMARY, Evaluation, current_rows, read_evaluations
+from paretosched.search.study import STUDY_FILE, Objective
+from paretosched.search.summary import Summary, read_summary
+from paretosched.yamlio import describe_validation_error, read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
-
-
-@dataclass(frozen=True)
-class GeneInfo:
-    """What analysis needs of a study gene: its type, log flag and range or values."""
-
-    path: str
-    type: str  # float | int | bool | choice
-    log: bool = False
-    low: float | None = None
-    high: float | None = None
-    values: list[Any] | None = None
-
-    @property
-    def numeric(self) -> bool:
-        return self.type in ("float", "int")
 
 
 @dataclass
@@ -52,13 +40,13 @@ class RunData:
     study_name: str
     objectives: list[str]
     senses: list[str]  # "min" | "max", one per objective
-    genes: dict[str, GeneInfo]
-    rows: dict[int, dict[str, Any]]  # eval_id -> the log row exactly as parsed from JSON
+    genes: dict[str, GeneSpec]  # the study's genes (search/genes.py), by dotted path
+    rows: dict[int, Evaluation]  # eval_id -> the log row, values exactly as parsed from JSON
     frame: pd.DataFrame
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: Summary = field(default_factory=Summary)
     population: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    rechecks: dict[int, dict[str, Any]] = field(default_factory=dict)  # re-checked eval id -> its recheck row
+    rechecks: dict[int, Evaluation] = field(default_factory=dict)  # re-checked eval id -> its recheck row
 
     @property
     def signs(self) -> np.ndarray:
@@ -77,78 +65,57 @@ class RunData:
         return f[(f["kind"] == "search") & (f["status"] == "ok")]
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
+def read_log(path: Path) -> list[Evaluation]:
     """The log's rows via the search layer's tolerant reader (a torn last line is dropped)."""
     try:
-        rows = read_evaluations(path)
+        return read_evaluations(path)
     except ValueError as exc:  # a damaged line before the last one
         raise UserError(f"{exc} (the log is damaged)") from None
-    for k, r in enumerate(rows, 1):  # valid JSON, but not a row every reader can index
-        if not isinstance(r, dict) or not isinstance(r.get("eval_id"), int):
-            raise UserError(f"{path}: row {k}: not an evaluation (a JSON object with an integer eval_id)")
-    return rows
 
 
-def _objectives(study: dict[str, Any], summary: dict[str, Any]) -> tuple[list[str], list[str]]:
-    raw = summary.get("objectives") or study.get("objectives") or []
-    names: list[str] = []
-    senses: list[str] = []
-    for o in raw:  # forms: "energy_kwh", {"max": "utilisation"}, {"name": ..., "sense": ...}
-        if isinstance(o, str):
-            names.append(o)
-            senses.append("min")
-        elif isinstance(o, dict) and "name" in o:
-            names.append(str(o["name"]))
-            senses.append(str(o.get("sense", "min")))
-        elif isinstance(o, dict) and len(o) == 1 and next(iter(o)) in ("min", "max"):
-            sense, name = next(iter(o.items()))
-            names.append(str(name))
-            senses.append(sense)
-    return names, senses
+def _objectives(study: dict[str, Any], summary: Summary, d: Path) -> tuple[list[str], list[str]]:
+    """Names and senses, parsed by the study's own `Objective` (every form a study file accepts)."""
+    src, raw = (SUMMARY, summary.objectives) if summary.objectives else (STUDY_FILE, study.get("objectives"))
+    parsed: list[Objective] = []
+    for k, o in enumerate(raw if isinstance(raw, list) else []):
+        try:
+            parsed.append(Objective.model_validate(o))
+        except ValidationError as exc:
+            raise UserError(f"{d / src}: objectives.{k}: {exc.errors()[0]['msg']}") from None
+    return [o.name for o in parsed], [o.sense for o in parsed]
 
 
-def _genes(study: dict[str, Any]) -> dict[str, GeneInfo]:
-    out: dict[str, GeneInfo] = {}
-    for path, g in (study.get("search") or {}).items():
-        if not isinstance(g, dict):
-            continue
-        out[path] = GeneInfo(path=path, type=str(g.get("type", "float")), log=bool(g.get("log", False)),
-                             low=g.get("low"), high=g.get("high"), values=g.get("values"))
-    return out
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object file; None when missing (older or killed runs), a UserError when damaged.
-
-    The search writes these files atomically, so an unreadable one is damage, not a write in
-    progress: ignoring it would silently drop the re-check and the verdicts from the report."""
-    if not path.is_file():
-        return None
+def _genes(study: dict[str, Any], src: Path) -> dict[str, GeneSpec]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text (the file is damaged)") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg}; the file is damaged)") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not isinstance(value, dict):
-        raise UserError(f"{path}: expected a JSON object, got {type(value).__name__} (the file is damaged)")
-    return value
+        return StudyGenes.model_validate(study).search
+    except ValidationError as exc:
+        raise UserError(describe_validation_error(exc, str(src), StudyGenes)) from None
 
 
-def _tidy(rows: list[dict[str, Any]], genes: dict[str, GeneInfo], objectives: list[str]) -> pd.DataFrame:
+def _guessed_genes(rows: list[Evaluation]) -> dict[str, GeneSpec]:
+    """Without study.yaml: every genome key, a float gene over its logged range when every value
+    is a finite number, else a choice of its logged values (inferred, so not validated)."""
+    genes: dict[str, GeneSpec] = {}
+    for k in sorted({k for r in rows for k in r.genome}):
+        vals = [r.genome[k] for r in rows if k in r.genome]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
+            genes[k] = FloatGene.model_construct(low=min(vals), high=max(vals))
+        else:
+            genes[k] = ChoiceGene.model_construct(values=list({repr(v): v for v in vals}.values()))
+    return genes
+
+
+def _tidy(rows: list[Evaluation], genes: dict[str, GeneSpec], objectives: list[str]) -> pd.DataFrame:
     records: list[dict[str, Any]] = []
     for r in rows:
-        rec: dict[str, Any] = {k: r.get(k) for k in META_COLUMNS}
-        genome = r.get("genome") or {}
+        rec: dict[str, Any] = {k: getattr(r, k) for k in META_COLUMNS}
         for g in genes:
-            rec[g] = genome.get(g)
-        objs = r.get("objectives") or {}
+            rec[g] = r.genome.get(g)
+        objs = r.objectives or {}
         for o in objectives:
             v = objs.get(o)
             rec[o] = float(v) if isinstance(v, (int, float)) else math.nan
-        for k, v in (r.get("metrics") or {}).items():
+        for k, v in (r.metrics or {}).items():
             if k not in rec and isinstance(v, (int, float)):
                 rec[k] = float(v)
         records.append(rec)
@@ -165,39 +132,32 @@ def load_run(run_dir: str | Path) -> RunData:
     d = Path(run_dir)
     if not d.is_dir():
         raise UserError(f"{d}: run directory not found")
-    log = d / "evaluations.jsonl"
+    log = d / LOG
     if not log.is_file():
-        raise UserError(f"{d}: not a run directory (no evaluations.jsonl)")
-    study_path = d / "study.yaml"
+        raise UserError(f"{d}: not a run directory (no {LOG})")
+    study_path = d / STUDY_FILE
     study = read_yaml(study_path) if study_path.is_file() else {}
     if not isinstance(study, dict):
         raise UserError(f"{study_path}: expected a mapping (the resolved study)")
-    summary = _read_json(d / "summary.json") or {}
-    population = _read_json(d / "population.json")
+    summary = read_summary(d) or Summary()
+    population = read_json(d / POPULATION)
     notes: list[str] = []
     if not study_path.is_file():
-        notes.append("study.yaml is missing: gene types are guessed from the values")
-    names, senses = _objectives(study, summary)
+        notes.append(f"{STUDY_FILE} is missing: gene types are guessed from the values")
+    names, senses = _objectives(study, summary, d)
     rows = read_log(log)
-    genes = _genes(study)
-    if not genes:  # no study: take every genome key, typed by its values
-        keys = sorted({k for r in rows for k in (r.get("genome") or {})})
-        for k in keys:
-            vals = [r["genome"][k] for r in rows if k in (r.get("genome") or {})]
-            numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
-            genes[k] = GeneInfo(path=k, type="float" if numeric else "choice")
+    genes = _genes(study, study_path) or _guessed_genes(rows)
     if len(names) < 2:
-        obj_keys = [k for r in rows for k in (r.get("objectives") or {})]
+        obj_keys = [k for r in rows for k in (r.objectives or {})]
         names = list(dict.fromkeys(obj_keys))
         senses = ["min"] * len(names)
     if len(names) < 2:
         raise UserError(f"{d}: cannot tell the objectives (need at least two, in summary.json or study.yaml)")
-    name = str(summary.get("study") or study.get("name") or d.name)
+    name = str(summary.study or study.get("name") or d.name)
     # a resampled genome's earlier rows (fewer seeds) would otherwise compete with its current one
     frame = _tidy(current_rows(rows), genes, names)
-    by_id = {int(r["eval_id"]): r for r in rows}
-    rechecks = {int(r["recheck_of"]): r for r in rows
-                if r.get("kind") == "recheck" and r.get("recheck_of") is not None and r.get("status") == "ok"}
+    by_id = {r.eval_id: r for r in rows}
+    rechecks = {r.recheck_of: r for r in rows if r.kind == "recheck" and r.recheck_of is not None and r.ok}
     return RunData(run_dir=d.resolve(), study_name=name, objectives=names, senses=senses, genes=genes,
                    rows=by_id, frame=frame, summary=summary, population=population, notes=notes, rechecks=rechecks)
 

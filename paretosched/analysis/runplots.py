@@ -2,8 +2,8 @@
 
 Gantt of jobs over cores (grouped by processor type), utilisation and queue length, power,
 job lifecycles, and P-states: cores per state over time and bandwidth over-use spans per
-processor. Written as one self-contained HTML page (plotly.js inlined once), plus one PNG per
-chart when the optional static exporter (kaleido) is installed.
+processor. Written as one HTML page (run.html, loading the plotly.min.js it shares with its folder),
+plus one PNG per chart when the optional static exporter (kaleido) is installed.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from typing import Any
 import plotly.graph_objects as go
 
 from paretosched.analysis.escape import plotly_text
+from paretosched.analysis.plotlyjs import plotly_script
 from paretosched.errors import UserError
 
 # Beyond this many core-bars the Gantt would be too heavy for a browser: it shows the first jobs.
 MAX_GANTT_BARS = 20_000
+RUN_PAGE = "run.html"  # the page write_run_plots writes into its folder
 H = 3600.0  # time axes in hours: a week-long window in seconds reads 0-600k
 TIME_TITLE = "time (h)"
 # jobs coloured by job (cycled), not by core: neighbouring jobs must be told apart
@@ -135,11 +137,12 @@ def write_run_plots(out: Path, platform: Any, jobs: list[dict[str, Any]], timeli
         parts.append(f"<p>{html.escape(note)}</p>")
     if spans.empty:
         parts.append("<p>No memory-bandwidth over-use in this run.</p>")
-    for i, (name, fig) in enumerate(figs.items()):
-        parts.append(fig.to_html(full_html=False, include_plotlyjs="inline" if i == 0 else False, div_id=f"plot-{name}"))
-    page = out / "run.html"
+    for name, fig in figs.items():
+        parts.append(fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"plot-{name}"))
+    page = out / RUN_PAGE
     page.write_text("<!doctype html><html><head><meta charset='utf-8'><title>" + html.escape(title)
-                    + "</title></head><body>" + "\n".join(parts) + "</body></html>", encoding="utf-8")
+                    + "</title>" + plotly_script(out) + "</head><body>" + "\n".join(parts) + "</body></html>",
+                    encoding="utf-8")
     _maybe_png(out, figs)
     return page
 

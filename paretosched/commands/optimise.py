@@ -8,32 +8,35 @@ search layer may not import, so this printer, above both layers, adds them. Pick
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paretosched.errors import UserError
+
+if TYPE_CHECKING:
+    from paretosched.search.summary import Summary
 
 
 def run_optimise(args: Any) -> int:
     from paretosched.search.optimise import optimise
-    from paretosched.search.runlog import SUMMARY
+    from paretosched.search.summary import read_summary
     from paretosched.search.verdict import summary_table
 
     run_dir = optimise(args.study, out=args.out, resume=args.resume, workers=args.workers,
                        dask=args.dask, quiet=args.quiet, local=args.local)
-    summary = json.loads((Path(run_dir) / SUMMARY).read_text())
+    summary = read_summary(Path(run_dir))
+    assert summary is not None, "optimise writes the summary before it returns"
     print(summary_table(summary, str(run_dir), picks(run_dir, summary)))
     print(f"run directory: {run_dir}")
     return 0
 
 
-def picks(run_dir: Path, summary: dict[str, Any]) -> dict[str, int] | None:
+def picks(run_dir: Path, summary: Summary) -> dict[str, int] | None:
     """{'balanced': eval id, 'knee': eval id} on the run's front, or None when it has none."""
     from paretosched.analysis.front import choose
     from paretosched.analysis.rundata import load_run
 
-    if not summary.get("front"):
+    if not summary.front:
         return None
     try:
         run = load_run(run_dir)

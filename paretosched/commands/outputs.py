@@ -5,9 +5,10 @@ from __future__ import annotations
 import errno
 import math
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from paretosched.errors import UserError
 
@@ -35,6 +36,23 @@ def require_writable(path: str | Path, option: str, folder: bool | None) -> None
         raise UserError(f"{option} {p}: {ancestor} is a file, not a folder")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise UserError(f"{option} {p}: cannot create it in {ancestor} (not writable)")
+
+
+def refuse_existing(paths: Iterable[str | Path], option: str, force: bool) -> list[Path]:
+    """The files among `paths` that exist and will be replaced; without `force`, a one-line
+    UserError naming the first one instead (before any work, so nothing is touched)."""
+    existing = [Path(p) for p in paths if Path(p).is_file()]
+    if existing and not force:
+        more = f" (and {len(existing) - 1} other file(s) it would write)" if len(existing) > 1 else ""
+        raise UserError(f"{option} {existing[0]}: exists{more}; add --force to replace it")
+    return existing
+
+
+def say_replaced(paths: Iterable[Path]) -> None:
+    """One line on stderr naming the files a command replaced (stdout stays for its results)."""
+    names = [str(p) for p in paths]
+    if names:
+        print(f"paretosched: replaced {', '.join(names)}", file=sys.stderr)
 
 
 @contextmanager

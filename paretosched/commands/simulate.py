@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paretosched.commands.outputs import json_safe
+from paretosched.commands.outputs import json_safe, refuse_existing, say_replaced
 from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config
 from paretosched.errors import UserError
 
 _KEYS = ("workload", "scheduler", "platform", "model")  # messages that start with a config key
+_TIMELINE_TABLES = ("timeline", "overuse")  # the frames of sim.timeline, one CSV each with --out
 
 # (metric, label, format) rows of the readable table
 _TABLE = (
@@ -73,6 +74,7 @@ def run_simulate(args: Any) -> int:
     if args.timeline and not (args.out or args.plots):
         raise UserError("--timeline: needs --out DIR (the timeline tables) or --plots DIR (its charts)")
     want_tl = bool(args.timeline or args.plots or cfg.timeline)
+    replaced = _refuse_existing_outputs(args, seeds, want_tl)
     try:
         prep = prepare(cfg)
         note = window_note(cfg, prep)
@@ -90,11 +92,29 @@ def run_simulate(args: Any) -> int:
         from paretosched.analysis.runplots import write_run_plots
 
         write_run_plots(Path(args.plots), prep.platform, results[0].jobs, results[0].timeline, title=str(args.config))
+    say_replaced(replaced)
     if args.json:
         print(json.dumps(json_safe(metrics), sort_keys=False, allow_nan=False))
     else:
         _print_table(cfg, seeds, results[0].load, metrics)
     return 0
+
+
+def _refuse_existing_outputs(args: Any, seeds: list[int], want_tl: bool) -> list[Path]:
+    """The files --out and --plots would replace (an error without --force, before simulating)."""
+    files: list[Path] = []
+    if args.out:
+        out = Path(args.out)
+        files += [out / "jobs.csv", out / "metrics.json"]
+        if want_tl:
+            suffixes = [f"_seed{s}" for s in seeds] if len(seeds) > 1 else [""]
+            files += [out / f"{name}{sfx}.csv" for sfx in suffixes for name in _TIMELINE_TABLES]
+    existing = refuse_existing(files, "--out", args.force)
+    if args.plots:
+        from paretosched.analysis.runplots import RUN_PAGE
+
+        existing += refuse_existing([Path(args.plots) / RUN_PAGE], "--plots", args.force)
+    return existing
 
 
 def _provenance_seeds(seeds: list[Any], source: str) -> list[int]:

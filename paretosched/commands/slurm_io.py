@@ -5,12 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from paretosched.commands.outputs import refuse_existing, say_replaced
+
 
 def run_platform_import(args: Any) -> int:
     from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
     from paretosched.sim.slurm.platform_import import default_name, platform_from_conf
     from paretosched.yamlio import dump_yaml
 
+    replaced = refuse_existing([args.output], "--output", args.force)
+    if args.scheduler:
+        replaced += refuse_existing([args.scheduler], "--scheduler", args.force)
     conf = read_slurm_conf(args.conf)
     data, report = platform_from_conf(conf, load_cpu_map(args.cpu_map), args.name or default_name(args.conf[0], conf))
     header = (f"# imported by `paretosched platform import` from {', '.join(args.conf)}"
@@ -36,12 +41,14 @@ def run_platform_import(args: Any) -> int:
         sp.write_text("# scheduler section decoded from the Slurm parameters of "
                       f"{', '.join(args.conf)}\n" + dump_yaml({"scheduler": sched}, sort_keys=False), encoding="utf-8")
         print(f"scheduler (kind slurm) -> {sp}")
+    say_replaced(replaced)
     return 0
 
 
 def run_trace_import(args: Any) -> int:
     from paretosched.sim.slurm.sacct import read_sacct, write_swf
 
+    replaced = refuse_existing([args.output], "--output", args.force)
     conv = read_sacct(args.dump)
     write_swf(conv, args.output)
     print(f"{args.dump}: {conv.report.records} records, {len(conv.jobs)} jobs -> {args.output}")
@@ -49,4 +56,5 @@ def run_trace_import(args: Any) -> int:
         print(f"  skipped {n}: {reason}")
     for note in conv.report.notes:
         print(f"  note: {note}")
+    say_replaced(replaced)
     return 0

@@ -15,8 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from paretosched.commands.outputs import refuse_existing, say_replaced
 from paretosched.config import load_config
 from paretosched.errors import UserError
+
+_BESIDE = (".curves.csv", ".curves.json", ".training.html")  # written next to the weights, same stem
 
 
 def run_train(args: Any) -> int:
@@ -28,6 +31,8 @@ def run_train(args: Any) -> int:
         raise UserError(f"{args.config}: scheduler.kind is {cfg.scheduler.kind!r}; train needs kind: rl")
     seed = cfg.seed if args.seed is None else args.seed
     out = Path(args.out) if args.out else Path(args.config).with_suffix(".weights.npz")
+    stem = out.with_suffix("")
+    replaced = refuse_existing([out, *(Path(f"{stem}{s}") for s in _BESIDE)], "--out", args.force)
     spec = cfg.scheduler.model_copy(update={"weights": None})
     cfg = cfg.model_copy(update={"scheduler": spec})
     prep = prepare(cfg)
@@ -53,7 +58,6 @@ def run_train(args: Any) -> int:
         if bar is not None:
             bar.close()
     save_agent(out, cfg, agent)
-    stem = out.with_suffix("")
     rows = log.rows()
     if rows:
         with open(f"{stem}.curves.csv", "w", newline="", encoding="utf-8") as fh:
@@ -65,6 +69,7 @@ def run_train(args: Any) -> int:
     evaluated = cfg.model_copy(update={"scheduler": spec.model_copy(update={"weights": str(out.resolve())})})
     res = simulate(evaluated, seed=seed, prepared=prep)
     m = res.metrics
+    say_replaced(replaced)
     print(f"weights: {out}")
     print(f"curves: {stem}.curves.csv, {stem}.curves.json, {stem}.training.html")
     print(f"greedy evaluation (seed {seed}): energy {m['energy_kwh']:.4f} kWh, mean bounded slowdown "
@@ -96,9 +101,13 @@ def training_figures(curves: dict[str, Any]) -> list[Any]:
 
 
 def write_training_html(path: Path, curves: dict[str, Any], title: str = "") -> Path:
+    """The training charts as one page, loading the plotly.min.js it shares with its folder."""
+    from paretosched.analysis.plotlyjs import plotly_script
+
     figs = training_figures(curves)
-    parts = [f.to_html(full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figs)]
-    html = (f"<!doctype html><html><head><meta charset='utf-8'><title>training {title}</title></head>"
+    parts = [f.to_html(full_html=False, include_plotlyjs=False) for f in figs]
+    html = (f"<!doctype html><html><head><meta charset='utf-8'><title>training {title}</title>"
+            f"{plotly_script(path.parent)}</head>"
             f"<body><h2>Training: {title}</h2>{''.join(parts)}</body></html>")
     path.write_text(html, encoding="utf-8")
     return path

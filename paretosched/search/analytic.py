@@ -21,8 +21,6 @@ reference point (r1, r2) with r1 >= 1, r2 >= 1 is (r2 - 1 + 2/3) + (r1 - 1) r2.
 from __future__ import annotations
 
 import math
-import os
-import time
 from typing import Any
 
 import numpy as np
@@ -68,25 +66,6 @@ def evaluate_lucky(cfg: dict[str, Any], seed: int) -> dict[str, float]:
     genome = zlib.crc32(repr(sorted(cfg["scheduler"].items())).encode())
     m["mean_bsld"] += 0.05 * float(np.random.default_rng([seed, genome]).standard_normal())
     return m
-
-
-def evaluate_flaky(cfg: dict[str, Any], seed: int) -> dict[str, float]:
-    """As `evaluate` but raises for job_policy 'random' (tests failure handling)."""
-    if cfg["scheduler"].get("job_policy") == "random":
-        raise ValueError("simulated twin failure for job_policy=random")
-    return evaluate(cfg, seed)
-
-
-def evaluate_slow(cfg: dict[str, Any], seed: int) -> dict[str, float]:
-    """As `evaluate` but takes 20 ms (PARETOSCHED_SLOW_S seconds if set), so a test can kill a run
-    in the middle of a generation. With PARETOSCHED_COUNT_FILE set, appends one line per call
-    there (counts simulations)."""
-    time.sleep(float(os.environ.get("PARETOSCHED_SLOW_S", "0.02")))
-    counter = os.environ.get("PARETOSCHED_COUNT_FILE")
-    if counter:
-        with open(counter, "a", encoding="utf-8") as f:
-            f.write(f"{seed}\n")
-    return evaluate(cfg, seed)
 
 
 def true_hypervolume(r1: float = 1.1, r2: float = 1.1) -> float:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from paretosched.search.runlog import atomic_write_text
+from paretosched.search.files import atomic_write_text
 from paretosched.search.space import canonical
 
 from paretosched.sim import twin_version

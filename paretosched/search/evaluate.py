@@ -1,8 +1,8 @@
 """The evaluation engine: run (config, seed) simulations serially, with joblib, or on Dask.
 
 The function that turns a config dict and a seed into metrics is injectable: a callable or a
-`'module:function'` reference (a reference pickles cheaply and imports once per worker).
-The default is the twin (`paretosched.search.twin:evaluate`).
+`'module:function'` reference a study names (imported once per worker). The default is the
+twin's `paretosched.search.twin.evaluate`, passed as the function itself.
 
 Results come back in task order whatever the backend, so nothing downstream depends on
 which worker finished first. An exception inside a simulation is a *result* (status failed,
@@ -14,31 +14,16 @@ from __future__ import annotations
 import importlib
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from paretosched.errors import UserError
 from paretosched.search.cache import Cache, cache_key, input_digest
-from paretosched.search.guards import TWIN_EVALUATOR, evaluator_id, require_evaluator
+from paretosched.search.guards import evaluator_id, require_evaluator
+from paretosched.search.runlog import SeedResult
+from paretosched.search import twin
 from paretosched.search.space import canonical
 
 EvalFn = Callable[[dict[str, Any], int], dict[str, float]]
-
-
-@dataclass(frozen=True)
-class SeedResult:
-    """One simulation's outcome."""
-
-    seed: int
-    status: str  # "ok" | "failed"
-    metrics: dict[str, float] | None
-    error: str | None
-    wall_s: float
-    cached: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "status": self.status, "metrics": self.metrics,
-                "error": self.error, "wall_s": self.wall_s, "cached": self.cached}
 
 
 _FN_MEMO: dict[str, EvalFn] = {}
@@ -81,7 +66,7 @@ class Engine:
 
     def __init__(self, fn: str | EvalFn | None = None, workers: int = 1, backend: str = "local",
                  address: str | None = None, cache: Cache | None = None) -> None:
-        self.fn: str | EvalFn = fn if fn is not None else TWIN_EVALUATOR
+        self.fn: str | EvalFn = fn if fn is not None else twin.evaluate
         if isinstance(self.fn, str):  # a reference from a file; a callable was chosen by code
             require_evaluator(self.fn, "study")
         self._evaluator = evaluator_id(self.fn)
@@ -91,8 +76,6 @@ class Engine:
         self.cache = cache if cache is not None else Cache(None)
         self._client: Any = None
         self._cluster: Any = None
-        self.n_simulated = 0
-        self.n_cache_hits = 0
 
     # lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> Engine:
@@ -139,7 +122,6 @@ class Engine:
             hit = self.cache.get(key)
             if hit is not None:
                 results[key] = SeedResult(int(seed), "ok", hit, None, 0.0, True)
-                self.n_cache_hits += 1
             else:
                 todo[key] = (cfg, seed)
 
@@ -154,7 +136,6 @@ class Engine:
                 self.cache.put(key, metrics)
             if on_done is not None:
                 on_done(mult[key])
-        self.n_simulated += len(todo)
         return [results[k] for k in keys]
 
     def _run(self, todo: list[tuple[dict[str, Any], int]]) -> Iterator[tuple[Any, ...]]:

@@ -1,15 +1,33 @@
-"""The genes of a study: their models, their validation against the base config, their extremes.
+"""The genes of a study: what a user writes, what pymoo searches, what the config gets, what analysis fits.
 
 A gene is a dotted path of the scheduler config (`scheduler.power_off_idle_s`) and the range
-the search may give it: float, int, bool or choice (docs/search.md).
+the search may give it: float, int, bool or choice (docs/search.md). Each gene class is the one
+place that knows its type's representations, so no caller switches on the gene type:
+- `pymoo_var()`: its pymoo variable; `raw(v)`: pymoo's value as plain JSON; `decode(v)`: the
+  value written into the config (`search/space.py` maps these over a genome);
+- `extremes()`: values covering its range, validated against the base config when a study loads;
+- `design_columns(path, values)`: its features for the drivers' Lasso (`analysis/drivers.py`),
+  on Kell et al.'s 1-100 scale over the study's range (log genes in log space; one-hot for
+  choices, one column for a bool).
+Representation choices (they matter for the search operators):
+- float/int with `log: true` -> pymoo `Real` over [ln low, ln high], decoded by exp (ints
+  rounded), so SBX and polynomial mutation act on orders of magnitude;
+- int -> pymoo `Integer` (SBX + rounding repair);
+- bool -> pymoo `Binary` (uniform crossover, bit flip);
+- choice -> pymoo `Choice` over value *indices*, because numpy would coerce mixed-type option
+  lists (e.g. [null, 60, 600]) into one dtype; indices keep the values exact.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Literal, Union
+import math
+from collections.abc import Sequence
+from typing import Annotated, Any, ClassVar, Literal, Union
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, field_validator, model_validator
+from pymoo.core.variable import Binary, Choice, Integer, Real, Variable
 
 from paretosched.config import config_from_dict, set_path
 from paretosched.errors import UserError
@@ -25,8 +43,10 @@ class StrictModel(BaseModel):
 
 
 class _RangeGene(StrictModel):
-    """The bounds check of the numeric genes (the subclasses give type, low and high their types)."""
+    """The bounds check and the analysis encoding of the numeric genes (the subclasses give type,
+    low and high their types, and their pymoo representation)."""
 
+    numeric: ClassVar[bool] = True
     type: str
     low: Any
     high: Any
@@ -40,6 +60,21 @@ class _RangeGene(StrictModel):
             raise ValueError(f"log scale needs low > 0 (got {self.low})")
         return self
 
+    def extremes(self) -> list[Any]:
+        """Values that cover the range (the bounds)."""
+        return [self.low, self.high]
+
+    def _unlog(self, v: Any) -> float:
+        return math.exp(float(v)) if self.log else float(v)
+
+    def design_columns(self, path: str, values: Sequence[Any]) -> dict[str, np.ndarray]:
+        """One feature: the value on 1-100 over the study's bounds (in log space for a log gene)."""
+        v = np.array([_number(x) for x in values], dtype=float)
+        lo, hi = float(self.low), float(self.high)
+        if self.log:
+            v, lo, hi = np.log(v), math.log(lo), math.log(hi)
+        return {path: _scale_1_100(v, lo, hi)}
+
 
 class FloatGene(_RangeGene):
     """A real-valued gene; `log: true` searches uniformly in log space (low must be > 0)."""
@@ -47,6 +82,17 @@ class FloatGene(_RangeGene):
     type: Literal["float"] = "float"
     low: float
     high: float
+
+    def pymoo_var(self) -> Variable:
+        return Real(bounds=(math.log(self.low), math.log(self.high)) if self.log else (self.low, self.high))
+
+    def raw(self, v: Any) -> float:
+        """pymoo's value as a plain JSON number."""
+        return float(v)
+
+    def decode(self, v: Any) -> float:
+        """pymoo's value -> the value written into the config."""
+        return min(max(self._unlog(v), self.low), self.high)  # exp(ln(high)) may overshoot by an ulp
 
 
 class IntGene(_RangeGene):
@@ -56,10 +102,24 @@ class IntGene(_RangeGene):
     low: int
     high: int
 
+    def pymoo_var(self) -> Variable:
+        if self.log:
+            return Real(bounds=(math.log(self.low), math.log(self.high)))
+        return Integer(bounds=(self.low, self.high))
+
+    def raw(self, v: Any) -> float | int:
+        """pymoo's value as a plain JSON number (a log gene's is real: its logarithm)."""
+        return float(v) if self.log else int(round(float(v)))
+
+    def decode(self, v: Any) -> int:
+        """pymoo's value -> the value written into the config."""
+        return int(min(max(round(self._unlog(v)), self.low), self.high))
+
 
 class BoolGene(StrictModel):
     """A bit. Decodes to false/true, or to `values[0]`/`values[1]` (e.g. [none, easy])."""
 
+    numeric: ClassVar[bool] = False
     type: Literal["bool"] = "bool"
     values: list[Any] | None = None
 
@@ -70,10 +130,32 @@ class BoolGene(StrictModel):
             raise ValueError("a bool gene's values must be two different values [off, on]")
         return v
 
+    def pymoo_var(self) -> Variable:
+        return Binary()
+
+    def raw(self, v: Any) -> bool:
+        """pymoo's value as a plain JSON boolean."""
+        return bool(v)
+
+    def decode(self, v: Any) -> Any:
+        """pymoo's bit -> the value written into the config."""
+        bit = bool(v)
+        return self.values[int(bit)] if self.values is not None else bit
+
+    def extremes(self) -> list[Any]:
+        """Both values."""
+        return list(self.values) if self.values is not None else [False, True]
+
+    def design_columns(self, path: str, values: Sequence[Any]) -> dict[str, np.ndarray]:
+        """One feature: 100 where the gene is on, 1 where off."""
+        on = self.values[1] if self.values else True
+        return {path: np.where(np.array([x == on for x in values]), 100.0, 1.0)}
+
 
 class ChoiceGene(StrictModel):
     """One of a list of values (strings, numbers, null)."""
 
+    numeric: ClassVar[bool] = False
     type: Literal["choice"] = "choice"
     values: list[Any]
 
@@ -85,6 +167,26 @@ class ChoiceGene(StrictModel):
         if len({repr(x) for x in v}) != len(v):
             raise ValueError("choice values must be distinct")
         return v
+
+    def pymoo_var(self) -> Variable:
+        return Choice(options=list(range(len(self.values))))
+
+    def raw(self, v: Any) -> int:
+        """pymoo's value (an index into `values`) as a plain JSON integer."""
+        return int(round(float(v)))
+
+    def decode(self, v: Any) -> Any:
+        """pymoo's index -> the value written into the config."""
+        return self.values[int(round(float(v)))]
+
+    def extremes(self) -> list[Any]:
+        """Every value."""
+        return list(self.values)
+
+    def design_columns(self, path: str, values: Sequence[Any]) -> dict[str, np.ndarray]:
+        """One-hot: a feature `path=value` per value, 100 where the gene has it, 1 elsewhere."""
+        return {f"{path}={val}": np.where(np.array([same_value(x, val) for x in values]), 100.0, 1.0)
+                for val in self.values}
 
 
 GENE_TYPES = ("float", "int", "bool", "choice")
@@ -109,13 +211,11 @@ Gene = Annotated[
 GeneSpec = FloatGene | IntGene | BoolGene | ChoiceGene
 
 
-def gene_extremes(gene: GeneSpec) -> list[Any]:
-    """Values that cover a gene's range (bounds, every choice): validated when a study loads."""
-    if isinstance(gene, (FloatGene, IntGene)):
-        return [gene.low, gene.high]
-    if isinstance(gene, BoolGene):
-        return list(gene.values) if gene.values is not None else [False, True]
-    return list(gene.values)
+class StudyGenes(BaseModel):
+    """A study's `search` section on its own (analysis reads a run's study.yaml for its genes only)."""
+
+    model_config = ConfigDict(extra="ignore")
+    search: dict[str, Gene] = {}
 
 
 def check_gene(base: dict[str, Any], gene_path: str, gene: GeneSpec, src: str) -> None:
@@ -127,7 +227,7 @@ def check_gene(base: dict[str, Any], gene_path: str, gene: GeneSpec, src: str) -
         if not isinstance(node, dict) or (part not in node and not (last and _is_free_dict(node))):
             raise UserError(f"{src}: search.{gene_path}: unknown config path (no key {'.'.join(parts[:i + 1])!r} in the scheduler config)")
         node = node.get(part)
-    for value in gene_extremes(gene):
+    for value in gene.extremes():
         cfg = copy.deepcopy(base)
         set_path(cfg, gene_path, value)
         try:
@@ -141,3 +241,29 @@ def _is_free_dict(node: dict[str, Any]) -> bool:
     # a free-form mapping of the config (e.g. scheduler.freq_by_type) has no fixed keys; a
     # config section always has its fields present in the dump. Validation catches the rest.
     return not node
+
+
+def _scale_1_100(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    return 1.0 + 99.0 * (v - lo) / (hi - lo) if hi > lo else np.full_like(v, 1.0)
+
+
+def _number(x: Any) -> float:
+    """A logged numeric gene value as a float; NaN for a missing one (null, NaN)."""
+    return float(x) if isinstance(x, (int, float, np.number)) else math.nan
+
+
+def same_value(a: object, b: object) -> bool:
+    """Does logged gene value `a` equal choice value `b`?
+
+    The log comes back through JSON and pandas: an int choice may read as a float (60 -> 60.0)
+    and null as NaN. Numbers compare by value, null matches None/NaN, but booleans stay apart
+    from numbers (1 == True in Python, and a choice of [1, true] must keep them apart).
+    """
+    if b is None or (isinstance(b, float) and math.isnan(b)):
+        return a is None or (isinstance(a, (float, np.floating)) and math.isnan(a))
+    a_bool, b_bool = isinstance(a, (bool, np.bool_)), isinstance(b, (bool, np.bool_))
+    if a_bool or b_bool:
+        return a_bool and b_bool and bool(a) == bool(b)
+    if isinstance(a, (int, float, np.integer, np.floating)) and isinstance(b, (int, float, np.integer, np.floating)):
+        return float(a) == float(b)
+    return type(a) is type(b) and a == b

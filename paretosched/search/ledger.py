@@ -15,15 +15,15 @@ row, whose means are the genome's values; `runlog.current_rows` does the same fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from paretosched.search.evaluate import Engine, SeedResult
 from paretosched.errors import UserError
-from paretosched.search.runlog import LOG, append_rows, read_evaluations
+from paretosched.search.evaluate import Engine
+from paretosched.search.runlog import LOG, Evaluation, SeedResult, append_rows, read_evaluations
 from paretosched.search.space import canonical
 from paretosched.sim.metrics import mean_metrics
 
@@ -52,9 +52,9 @@ class Spec:
         return canonical(ident)
 
 
-def row_key(row: dict[str, Any]) -> str:
-    return Spec(kind=row["kind"], config=row["config"], seeds=list(row["seeds"]), genome=row["genome"],
-                name=row.get("name"), recheck_of=row.get("recheck_of")).key()
+def row_key(row: Evaluation) -> str:
+    return Spec(kind=row.kind, config=row.config, seeds=list(row.seeds), genome=row.genome,
+                name=row.name, recheck_of=row.recheck_of).key()
 
 
 class Ledger:
@@ -63,29 +63,28 @@ class Ledger:
     def __init__(self, run_dir: Path, objectives: list[str], next_eval_id: int = 0) -> None:
         self.run_dir = run_dir
         self.objectives = objectives
-        self.rows: dict[int, dict[str, Any]] = {}
-        self.pending: dict[int, dict[str, Any]] = {}
+        self.rows: dict[int, Evaluation] = {}
+        self.pending: dict[int, Evaluation] = {}
         self.by_key: dict[str, int] = {}
         for row in read_evaluations(run_dir):
-            if row["eval_id"] < next_eval_id:
-                self.rows[row["eval_id"]] = row
-                self.by_key[row_key(row)] = row["eval_id"]
+            if row.eval_id < next_eval_id:
+                self.rows[row.eval_id] = row
+                self.by_key[row_key(row)] = row.eval_id
             else:
-                self.pending[row["eval_id"]] = row
+                self.pending[row.eval_id] = row
         missing = set(range(next_eval_id)) - set(self.rows)
         if missing:
             raise UserError(f"{run_dir / LOG}: lacks evaluations {sorted(missing)[:5]} that checkpoint.pkl counts "
                             "(was the log edited or replaced?); restore it, or delete checkpoint.pkl to "
                             "resume from what the log holds")
         self.next_id = next_eval_id
-        self.n_replayed = 0
         self.successor: dict[int, int] = {}
         for eid in sorted(self.rows):
             self._link(self.rows[eid])
 
-    def _link(self, row: dict[str, Any]) -> None:
-        if row.get("supersedes") is not None:
-            self.successor[row["supersedes"]] = row["eval_id"]
+    def _link(self, row: Evaluation) -> None:
+        if row.supersedes is not None:
+            self.successor[row.supersedes] = row.eval_id
 
     def current(self, eid: int) -> int:
         """The latest row of the genome `eid` belongs to (itself unless it was resampled)."""
@@ -116,7 +115,6 @@ class Ledger:
                                     "versions that started it, or start a new run (another --out)")
                 self.rows[eid] = row
                 self._link(row)
-                self.n_replayed += 1
             else:
                 fresh.append((eid, spec))
 
@@ -124,7 +122,7 @@ class Ledger:
         tasks = [(spec.config, seed) for eid, spec in fresh for seed in spec.seeds if seed not in known[eid]]
         n_seeds = max(1, len(fresh[0][1].seeds)) if fresh else 1
         results = iter(engine.evaluate(tasks, None if on_done is None else (lambda n: on_done(n / n_seeds))))
-        new_rows: list[dict[str, Any]] = []
+        new_rows: list[Evaluation] = []
         for eid, spec in fresh:
             per_seed = [known[eid][s] if s in known[eid] else next(results) for s in spec.seeds]
             row = make_row(eid, spec, generation, per_seed, self.objectives)
@@ -139,10 +137,10 @@ class Ledger:
         if spec.supersedes is None:
             return {}
         out = {}
-        for d in self.rows[spec.supersedes]["per_seed"]:
+        for d in self.rows[spec.supersedes].per_seed:
             # JSON null for a non-finite metric: leave the key out, as make_row does for the mean
-            metrics = None if d["metrics"] is None else {k: v for k, v in d["metrics"].items() if v is not None}
-            out[d["seed"]] = SeedResult(d["seed"], d["status"], metrics, d["error"], 0.0, True)
+            metrics = None if d.metrics is None else {k: v for k, v in d.metrics.items() if v is not None}
+            out[d.seed] = SeedResult(d.seed, d.status, metrics, d.error, 0.0, True)
         return out
 
     def adopt_pending(self) -> None:
@@ -156,16 +154,15 @@ class Ledger:
             self.next_id = max(self.next_id, eid + 1)
 
     def ok(self, eid: int) -> bool:
-        return self.rows[eid]["status"] == "ok"
+        return self.rows[eid].ok
 
     def objective_vector(self, eid: int, signs: np.ndarray) -> np.ndarray:
         """Minimisation-form objectives of a successful row."""
-        obj = self.rows[eid]["objectives"]
-        return signs * np.array([obj[o] for o in self.objectives], dtype=float)
+        return signs * np.array(self.rows[eid].objective_values(self.objectives), dtype=float)
 
 
 def make_row(eid: int, spec: Spec, generation: int, per_seed: list[SeedResult],
-             objectives: list[str]) -> dict[str, Any]:
+             objectives: list[str]) -> Evaluation:
     """One log row (docs/rundir.md): per-seed results, means, objectives, status."""
     error = next((r.error for r in per_seed if r.status != "ok"), None)
     metrics: dict[str, float] | None = None
@@ -186,18 +183,15 @@ def make_row(eid: int, spec: Spec, generation: int, per_seed: list[SeedResult],
                 objs = {o: metrics[o] for o in objectives}
     if metrics is not None and not all(np.isfinite(v) for v in metrics.values()):
         metrics = {k: v for k, v in metrics.items() if np.isfinite(v)}  # JSON has no inf/nan
-    return {
-        "eval_id": eid, "kind": spec.kind, "generation": generation, "name": spec.name,
-        "recheck_of": spec.recheck_of, "supersedes": spec.supersedes, "genome": spec.genome, "x": spec.x, "config": spec.config,
-        "seeds": list(spec.seeds), "per_seed": [_json_safe(r.as_dict()) for r in per_seed],
-        "metrics": metrics, "objectives": objs,
-        "status": "ok" if error is None else "failed", "error": error,
-        "wall_s": float(sum(r.wall_s for r in per_seed)),
-    }
+    return Evaluation(eval_id=eid, kind=spec.kind, generation=generation, name=spec.name,
+                      recheck_of=spec.recheck_of, supersedes=spec.supersedes, genome=spec.genome, x=spec.x,
+                      config=spec.config, seeds=list(spec.seeds), per_seed=[_json_safe(r) for r in per_seed],
+                      metrics=metrics, objectives=objs, status="ok" if error is None else "failed", error=error,
+                      wall_s=float(sum(r.wall_s for r in per_seed)))
 
 
-def _json_safe(d: dict[str, Any]) -> dict[str, Any]:
-    m = d.get("metrics")
-    if m is not None:
-        d = dict(d, metrics={k: (v if np.isfinite(v) else None) for k, v in m.items()})
-    return d
+def _json_safe(r: SeedResult) -> SeedResult:
+    """JSON has no inf/nan: a non-finite per-seed metric is logged (and kept) as null."""
+    if r.metrics is None:
+        return r
+    return replace(r, metrics={k: (v if v is not None and np.isfinite(v) else None) for k, v in r.metrics.items()})

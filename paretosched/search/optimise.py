@@ -19,21 +19,21 @@ from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine, require_backend
+from paretosched.search.files import atomic_write_text, write_json
 from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm, tell_objectives
 from paretosched.search.progress import Progress
-from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, mark_interrupted, open_run
-from paretosched.search.runlog import (CHECKPOINT, LOG, POPULATION, SUMMARY, load_checkpoint, repair_log,
-                                       save_checkpoint, write_front, write_json, atomic_write_text)
+from paretosched.search.rundir import RunLock, check_same_twin, make_run_dir, open_run
+from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Generation, load_checkpoint, repair_log,
+                                       save_checkpoint, write_front)
 from paretosched.search.space import SearchSpace
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.screening import Screener, widened
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
+from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
-
-STATE_FORMAT = 1
 
 
 def optimise(study_path: str, out: str | None = None, resume: bool = False, workers: int | None = None,
@@ -108,19 +108,15 @@ class SearchRun:
         if state is None:
             # no checkpoint (deleted to recover, or killed before the first): the log may still
             # hold another twin's rows, which the summary written with them names
-            check_same_twin(run_dir, {}, twin_version())
+            check_same_twin(run_dir, None, twin_version())
             state = self._new_state()
-        elif state.get("format") != STATE_FORMAT:
-            raise UserError(f"{run_dir / CHECKPOINT}: written by an incompatible paretosched; start a new run")
-        elif not state["done"]:  # a finished run is only read, never extended
-            check_same_twin(run_dir, state, twin_version())
-        self.state: dict[str, Any] = state
-        self.algo = state["algorithm"]
-        self.ledger = Ledger(run_dir, self.names, state["next_eval_id"])
+        elif not state.done:  # a finished run is only read, never extended
+            check_same_twin(run_dir, state.twin, twin_version())
+        self.state: Checkpoint = state
+        self.algo = state.algorithm
+        self.ledger = Ledger(run_dir, self.names, state.next_eval_id)
         # a run checkpointed before resampling existed continues without it, as it started
-        legacy = "n_resampled" not in state
-        state.setdefault("n_resampled", 0)
-        self.resampler = Resampler(self.ledger, self.signs, self.seeds, [] if legacy else extra_seeds(study),
+        self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study) if state.resampling else [],
                                    study.resampling)
         off = study.algorithm.n_offsprings or study.algorithm.pop_size
         self.screener = Screener(study.screening, self.space.genes, off, algorithm_seed(study)) if study.screening else None
@@ -130,68 +126,64 @@ class SearchRun:
             off = study.algorithm.n_offsprings or study.algorithm.pop_size
             total = study.algorithm.pop_size + (b.generations - 1) * off
         # a finished run only prints a message; a resumed one starts the bar where it stopped
-        self.progress = Progress(study.name, total, quiet or state["done"], initial=state["n_told"])
+        self.progress = Progress(study.name, total, quiet or state.done, initial=state.n_told)
         for note in notes or []:
             self.progress.message(note)
 
-    def _new_state(self) -> dict[str, Any]:
+    def _new_state(self) -> Checkpoint:
         ref = None
         if self.study.reference_point is not None:
             ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
         algo = build_algorithm(self.space, len(self.names), widened(self.study.algorithm, self.study.screening),
                                algorithm_seed(self.study))
-        return {"format": STATE_FORMAT, "twin": twin_version(), "algorithm": algo, "generation": -1, "n_told": 0,
-                "next_eval_id": 0,
-                "baselines_done": False, "ref": ref, "ref_source": "study" if ref is not None else None,
-                "generations": [], "elapsed_s": 0.0, "population": [], "baseline_ids": {},
-                "stop_reason": None, "done": False, "n_resampled": 0}
+        return Checkpoint(twin=twin_version(), algorithm=algo, ref=ref, ref_source="study" if ref is not None else None)
 
     # ----------------------------------------------------------------------------------------
     def execute(self) -> None:
         try:
-            if self.state["done"]:
+            if self.state.done:
                 self.progress.message("run already finished; nothing to resume")
                 self._require_a_success()
                 return
             self.progress.message(f"run directory: {self.run_dir}")
-            if self.ledger.pending or self.state["generation"] >= 0:
-                self.progress.message(f"resuming after generation {self.state['generation']}")
-            if not self.state["baselines_done"]:
+            if self.ledger.pending or self.state.generation >= 0:
+                self.progress.message(f"resuming after generation {self.state.generation}")
+            if not self.state.baselines_done:
                 self._baselines()
             while (reason := self._stop_reason()) is None:
                 if not self._generation():
                     reason = "no_new_offspring"
                     break
-            self.state["stop_reason"] = reason
+            self.state.stop_reason = reason
             self._finish()
         finally:
             self.progress.close()
 
     def _elapsed(self) -> float:
-        return self.state["elapsed_s"] + (time.monotonic() - self.t0)
+        return self.state.elapsed_s + (time.monotonic() - self.t0)
 
     def _stop_reason(self) -> str | None:
         b, s = self.study.budget, self.state
-        if b.generations is not None and s["generation"] + 1 >= b.generations:
+        if b.generations is not None and s.generation + 1 >= b.generations:
             return "generations"
         if b.evaluations is not None and self._spent() >= b.evaluations:
             return "evaluations"
         # wall time is checked between generations, and never before generation 0 has run
-        if b.wall_time_s is not None and s["generation"] >= 0 and self._elapsed() >= b.wall_time_s:
+        if b.wall_time_s is not None and s.generation >= 0 and self._elapsed() >= b.wall_time_s:
             return "wall_time_s"
         return None
 
     def _spent(self) -> float:
         """Evaluations spent: genomes told, plus resampling's seeds (one evaluation = `seeds` seeds)."""
-        return self.state["n_told"] + self.state["n_resampled"] / len(self.seeds)
+        return self.state.n_told + self.state.n_resampled / len(self.seeds)
 
     def _checkpoint(self) -> None:
-        self.state["next_eval_id"] = self.ledger.next_id
-        self.state["algorithm"] = self.algo
-        saved = self.state["elapsed_s"]
-        self.state["elapsed_s"] = self._elapsed()
+        self.state.next_eval_id = self.ledger.next_id
+        self.state.algorithm = self.algo
+        saved = self.state.elapsed_s
+        self.state.elapsed_s = self._elapsed()
         save_checkpoint(self.run_dir, self.state)
-        self.state["elapsed_s"] = saved
+        self.state.elapsed_s = saved
 
     # ----------------------------------------------------------------------------------------
     def _baselines(self) -> None:
@@ -202,8 +194,8 @@ class SearchRun:
         if specs:
             self.progress.stage(f"{len(specs)} baselines")
         ids = self.ledger.submit(specs, self.engine, -1)
-        self.state["baseline_ids"] = dict(zip(self.study.baselines, ids))
-        self.state["baselines_done"] = True
+        self.state.baseline_ids = dict(zip(self.study.baselines, ids))
+        self.state.baselines_done = True
         self._checkpoint()
 
     def _generation(self) -> bool:
@@ -211,15 +203,15 @@ class SearchRun:
         pop = self.algo.ask()
         if pop is None or len(pop) == 0:
             return False
-        if self.screener is not None and self.state["generation"] >= 0:  # offspring pre-screened on the log
+        if self.screener is not None and self.state.generation >= 0:  # offspring pre-screened on the log
             ok = [i for i in self._search_ids() if self.ledger.ok(i)]
-            pop = self.screener.select(pop, [self.ledger.rows[i]["x"] for i in ok],
+            pop = self.screener.select(pop, [self.ledger.rows[i].x for i in ok],
                                        np.array([self.ledger.objective_vector(i, self.signs) for i in ok]))
         b = self.study.budget
         left = None if b.evaluations is None else max(1, int(b.evaluations - self._spent()))
         if left is not None and len(pop) > left:
             pop = pop[:left]  # spend the budget exactly (resampling may then take it over, see docs/search.md)
-        gen = self.state["generation"] + 1
+        gen = self.state.generation + 1
         specs = []
         for x in pop.get("X"):
             genome = self.space.decode(x)
@@ -233,7 +225,7 @@ class SearchRun:
         # never cut by the budget (checked between generations): a near-front genome left on its few
         # first seeds could be a lucky one reported on them
         added = self.resampler.run(self.engine, gen)
-        self.state["n_resampled"] = self.state["n_resampled"] + added
+        self.state.n_resampled = self.state.n_resampled + added
         ids = [self.ledger.current(self.ledger.by_key[s.key()]) for s in specs]
         if self.resampler.active and gen > 0:
             refresh_objectives(self.algo.pop, self._population_ids(), self.ledger, self.signs)
@@ -241,25 +233,25 @@ class SearchRun:
         F = np.array([self.ledger.objective_vector(i, self.signs) if self.ledger.ok(i)
                       else np.zeros(len(self.names)) for i in ids])
         tell_objectives(self.algo, pop, F, failed)
-        self.state["n_told"] += len(pop)
-        self.state["generation"] = gen
-        if self.state["ref"] is None:
+        self.state.n_told += len(pop)
+        self.state.generation = gen
+        if self.state.ref is None:
             self._fix_reference(ids)
-        self.state["population"] = self._population_ids()
-        record = self._record(gen, ids) | {"resampled": added}
-        self.state["generations"].append(record)
+        self.state.population = self._population_ids()
+        record = self._record(gen, ids, added)
+        self.state.generations.append(record)
         self._write_outputs(final=False)
         self._checkpoint()
-        self.progress.update(self.state["n_told"], record)
+        self.progress.update(self.state.n_told, record)
         return True
 
     def _fix_reference(self, gen0_ids: list[int]) -> None:
         """Reference point from generation 0 and baselines, fixed for the rest of the run."""
-        ids = [i for i in [*gen0_ids, *self.state["baseline_ids"].values()] if self.ledger.ok(i)]
+        ids = [i for i in [*gen0_ids, *self.state.baseline_ids.values()] if self.ledger.ok(i)]
         if ids:
             F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
-            self.state["ref"] = [float(v) for v in pareto.reference_from(F)]
-            self.state["ref_source"] = f"generation {self.state['generation']}"
+            self.state.ref = [float(v) for v in pareto.reference_from(F)]
+            self.state.ref_source = f"generation {self.state.generation}"
 
     def _population_ids(self) -> list[int]:
         out = []
@@ -271,49 +263,48 @@ class SearchRun:
     # ----------------------------------------------------------------------------------------
     def _search_ids(self) -> list[int]:
         """Current search rows: one per genome (its latest, when resampled)."""
-        return sorted(i for i, r in self.ledger.rows.items() if r["kind"] == "search" and i not in self.ledger.successor)
+        return sorted(i for i, r in self.ledger.rows.items() if r.kind == "search" and i not in self.ledger.successor)
 
     def _front_ids(self) -> list[int]:
         ok = [i for i in self._search_ids() if self.ledger.ok(i)]
         if not ok:
             return []
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ok])
-        front = [ok[k] for k in pareto.front_indices(F)]
-        return sorted(front, key=lambda i: (self.ledger.objective_vector(i, self.signs).tolist(), i))
+        return [ok[k] for k in pareto.front(F)]
 
     def _hv(self, ids: list[int]) -> float | None:
-        if self.state["ref"] is None or not ids:
-            return None if self.state["ref"] is None else 0.0
+        if self.state.ref is None or not ids:
+            return None if self.state.ref is None else 0.0
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
-        return pareto.hypervolume(F, np.array(self.state["ref"]))
+        return pareto.hypervolume(F, np.array(self.state.ref))
 
-    def _record(self, gen: int, ids: list[int]) -> dict[str, Any]:
+    def _record(self, gen: int, ids: list[int], resampled: int) -> Generation:
         front = self._front_ids()
         search = self._search_ids()
         best = {}
         ok = [i for i in search if self.ledger.ok(i)]
         for k, o in enumerate(self.names):
-            vals = [self.ledger.rows[i]["objectives"][o] for i in ok]
+            vals = [self.ledger.rows[i].objective_values([o])[0] for i in ok]
             if vals:
                 best[o] = float(min(vals) if self.signs[k] > 0 else max(vals))
-        known_before = self.state["generations"][-1]["n_rows"] if self.state["generations"] else 0
-        return {"generation": gen, "evaluations": self.state["n_told"],
-                "new_evaluations": len(set(ids) - set(range(known_before))),
-                "failures": sum(1 for i in set(ids) if not self.ledger.ok(i) and i >= known_before),
-                "failures_total": sum(1 for i in search if not self.ledger.ok(i)),
-                "hv": self._hv(front), "front_size": len(front), "best": best, "n_rows": self.ledger.next_id}
+        known_before = self.state.generations[-1].n_rows if self.state.generations else 0
+        return Generation(generation=gen, evaluations=self.state.n_told,
+                          new_evaluations=len(set(ids) - set(range(known_before))),
+                          failures=sum(1 for i in set(ids) if not self.ledger.ok(i) and i >= known_before),
+                          hv=self._hv(front), front_size=len(front), best=best, resampled=resampled,
+                          failures_total=sum(1 for i in search if not self.ledger.ok(i)), n_rows=self.ledger.next_id)
 
     # ----------------------------------------------------------------------------------------
     def _finish(self) -> None:
         self.ledger.adopt_pending()
         front = self._front_ids()
         recheck_ids = self._recheck(front)
-        self.state["recheck_ids"] = {str(k): v for k, v in recheck_ids.items()}
-        self.state["done"] = True
+        self.state.recheck_ids = {str(k): v for k, v in recheck_ids.items()}
+        self.state.done = True
         self._write_outputs(final=True, recheck=recheck_ids)
         self._checkpoint()
         self.progress.close()  # before the last line, so the bar is not redrawn under it
-        msg = f"done ({self.state['stop_reason']}): {len(front)} front points"
+        msg = f"done ({self.state.stop_reason}): {len(front)} front points"
         self.progress.message(msg + f" -> {self.run_dir}")
         overfit = overfit_line(self._recheck_summary(front, recheck_ids))
         if overfit:
@@ -326,17 +317,17 @@ class SearchRun:
         rows = self.ledger.rows
         if not seeds or not front:
             return {}
-        todo = [*front, *(b for b in self.state["baseline_ids"].values() if self.ledger.ok(b))]
-        specs = [Spec("recheck", rows[i]["config"], seeds, genome=rows[i]["genome"], x=rows[i]["x"],
-                      name=rows[i]["name"], recheck_of=i) for i in todo]
+        todo = [*front, *(b for b in self.state.baseline_ids.values() if self.ledger.ok(b))]
+        specs = [Spec("recheck", rows[i].config, seeds, genome=rows[i].genome, x=rows[i].x,
+                      name=rows[i].name, recheck_of=i) for i in todo]
         self.progress.stage(f"re-check on {len(seeds)} fresh seeds")
-        return dict(zip(todo, self.ledger.submit(specs, self.engine, self.state["generation"])))
+        return dict(zip(todo, self.ledger.submit(specs, self.engine, self.state.generation)))
 
     def _recheck_summary(self, front: list[int], recheck_ids: dict[int, int]) -> dict[str, Any]:
         # until the re-check has run there is no fresh-seed verdict to claim: the block then falls
         # back to the search values and says so (verdicts_on), as with `recheck: 0`
         seeds = list(self.study.recheck or []) if recheck_ids else []  # type: ignore[arg-type]
-        return recheck_block(self.ledger.rows, self.names, self.signs, seeds, front, self.state["baseline_ids"],
+        return recheck_block(self.ledger.rows, self.names, self.signs, seeds, front, self.state.baseline_ids,
                              recheck_ids)
 
     def _require_a_success(self) -> None:
@@ -344,62 +335,57 @@ class SearchRun:
         search = self._search_ids()
         if search and not any(self.ledger.ok(i) for i in search):
             first = self.ledger.rows[search[0]]
-            raise UserError(f"{self.run_dir}: every evaluation failed; the first (eval {first['eval_id']}): "
-                            f"{first['error']}")
+            raise UserError(f"{self.run_dir}: every evaluation failed; the first (eval {first.eval_id}): "
+                            f"{first.error}")
 
     def _write_outputs(self, final: bool, recheck: dict[int, int] | None = None) -> None:
         front = self._front_ids()
         block = self._recheck_summary(front, recheck or {})
-        write_front(self.run_dir, [self.ledger.rows[i] for i in front], self.space.paths, self.names,
-                    {p["eval_id"]: p for p in block["front"]})
-        pop_ids = self.state["population"]
+        write_front(self.run_dir, Front([self.ledger.rows[i] for i in front], {p["eval_id"]: p for p in block["front"]}),
+                    self.space.paths, self.names)
+        pop_ids = self.state.population
         pop_ranks: list[int | None] = [None] * len(pop_ids)
         ok_pos = [k for k, i in enumerate(pop_ids) if self.ledger.ok(i)]
         if ok_pos:
             F = np.array([self.ledger.objective_vector(pop_ids[k], self.signs) for k in ok_pos])
             for k, r in zip(ok_pos, pareto.ranks(F)):
                 pop_ranks[k] = int(r)
-        write_json(self.run_dir / POPULATION, {"generation": self.state["generation"], "final": final,
+        write_json(self.run_dir / POPULATION, {"generation": self.state.generation, "final": final,
                                                "eval_ids": pop_ids, "rank": pop_ranks})
-        write_json(self.run_dir / SUMMARY, self._summary(front, final, block))
+        write_summary(self.run_dir, self._summary(front, final, block))
 
-    def _summary(self, front: list[int], final: bool, recheck: dict[str, Any]) -> dict[str, Any]:
-        from pymoo.util.dominator import Dominator
-
-        ref = self.state["ref"]
+    def _summary(self, front: list[int], final: bool, recheck: dict[str, Any]) -> Summary:
+        ref = self.state.ref
         rows = self.ledger.rows
         baselines = {}
-        for name, bid in self.state["baseline_ids"].items():
+        for name, bid in self.state.baseline_ids.items():
             dominated_by: list[int] = []
             if self.ledger.ok(bid):
                 fb = self.ledger.objective_vector(bid, self.signs)
-                dominated_by = [i for i in front
-                                if Dominator.get_relation(self.ledger.objective_vector(i, self.signs), fb) == 1]
-            baselines[name] = {"eval_id": bid, "status": rows[bid]["status"], "objectives": rows[bid]["objectives"],
+                dominated_by = [i for i in front if pareto.dominates(self.ledger.objective_vector(i, self.signs), fb)]
+            baselines[name] = {"eval_id": bid, "status": rows[bid].status, "objectives": rows[bid].objectives,
                                # on the search seeds, where the front was selected: the verdict users
                                # act on is recheck.dominated_baselines (fresh seeds)
                                "dominated_on_search_seeds": bool(dominated_by),
                                "dominated_by_on_search_seeds": dominated_by}
         search = self._search_ids()
         # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
-        per_seed = [s for r in rows.values() for s in r["per_seed"]
-                    if r.get("supersedes") is None or s["seed"] not in rows[r["supersedes"]]["seeds"]]
-        return {
-            "study": self.study.name, "status": "done" if final else "running",
-            "stop_reason": self.state["stop_reason"] if final else None,
-            "objectives": [o.model_dump() for o in self.study.objectives],
-            "reference_point": None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
-            "reference_point_source": self.state["ref_source"],
-            "generations": [{k: v for k, v in g.items() if k not in ("n_rows", "failures_total")}
-                            for g in self.state["generations"]],
-            "n_evaluations": len(search), "n_told": self.state["n_told"],
-            "n_failed": sum(1 for i in search if not self.ledger.ok(i)),
-            "n_simulations": sum(1 for s in per_seed if not s["cached"]),
-            "n_cache_hits": sum(1 for s in per_seed if s["cached"]),
-            "front": front, "hv": self._hv(front), "baselines": baselines,
-            "recheck": recheck, "n_resampled": self.state["n_resampled"],
-            "resampling": None if not self.resampler.active else self.resampler.spec.model_dump(),  # type: ignore[union-attr]
-            "seeds": self.seeds, "elapsed_s": round(self._elapsed(), 3),
-            "versions": {"paretosched": twin_version().split("+")[0], "twin": twin_version()},
-            "files": {"log": LOG},
-        }
+        per_seed = [s for r in rows.values() for s in r.per_seed
+                    if r.supersedes is None or s.seed not in rows[r.supersedes].seeds]
+        return Summary(
+            study=self.study.name, status="done" if final else "running",
+            stop_reason=self.state.stop_reason if final else None,
+            objectives=[o.model_dump() for o in self.study.objectives],
+            reference_point=None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
+            reference_point_source=self.state.ref_source,
+            generations=[g.to_json() for g in self.state.generations],
+            n_evaluations=len(search), n_told=self.state.n_told,
+            n_failed=sum(1 for i in search if not self.ledger.ok(i)),
+            n_simulations=sum(1 for s in per_seed if not s.cached),
+            n_cache_hits=sum(1 for s in per_seed if s.cached),
+            front=front, hv=self._hv(front), baselines=baselines,
+            recheck=recheck, n_resampled=self.state.n_resampled,
+            resampling=None if not self.resampler.active else self.resampler.spec.model_dump(),  # type: ignore[union-attr]
+            seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
+            versions={"paretosched": twin_version().split("+")[0], "twin": twin_version()},
+            files={"log": LOG})

@@ -1,9 +1,21 @@
-"""Front, hypervolume and reference point, on minimisation-form objectives (pymoo's tools)."""
+"""The one front module: front, front order, dominance, hypervolume and the reference point,
+on minimisation-form objectives (maximised objectives negated), with pymoo's tools.
+
+Search (front.csv, summary.json), analysis (front, picks, report), export and the API all
+rank points here, so they agree on which points form the front, in which order, and against
+which reference point its hypervolume is measured:
+
+- front order: the first objective best first, ties by the next objectives, then by position
+  (callers pass points in eval id order), so `index:0` of export is front.csv's row 0;
+- reference point: the study's when it sets one; else, fixed after generation 0, the worst
+  value of generation 0 and the baselines plus 10% of their range per objective.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 from pymoo.indicators.hv import HV
+from pymoo.util.dominator import Dominator
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
 REF_MARGIN = 0.10  # reference point = worst value + 10% of the range (see docs/rundir.md)
@@ -17,14 +29,32 @@ def front_indices(F: np.ndarray) -> np.ndarray:
     return np.sort(np.asarray(idx, dtype=int))
 
 
+def front_order(F: np.ndarray) -> np.ndarray:
+    """Positions of the rows of F (minimised) in front order (see the module doc)."""
+    F = np.asarray(F, dtype=float).reshape(len(F), -1)
+    # lexsort's last key is the primary one: first objective, then the next ones, then position
+    return np.lexsort([np.arange(len(F)), *F.T[::-1]])
+
+
+def front(F: np.ndarray) -> np.ndarray:
+    """Indices of the non-dominated rows of F, in front order."""
+    idx = front_indices(F)
+    return idx[front_order(np.asarray(F, dtype=float)[idx])] if len(idx) else idx
+
+
 def ranks(F: np.ndarray) -> np.ndarray:
     """Non-domination rank of each row (0 = first front)."""
     out = np.zeros(len(F), dtype=int)
     if len(F) == 0:
         return out
-    for r, front in enumerate(NonDominatedSorting().do(np.asarray(F, dtype=float))):
-        out[np.asarray(front, dtype=int)] = r
+    for r, layer in enumerate(NonDominatedSorting().do(np.asarray(F, dtype=float))):
+        out[np.asarray(layer, dtype=int)] = r
     return out
+
+
+def dominates(a: np.ndarray, b: np.ndarray) -> bool:
+    """True when the minimised vector `a` Pareto-dominates `b`."""
+    return bool(Dominator.get_relation(np.asarray(a, dtype=float), np.asarray(b, dtype=float)) == 1)
 
 
 def hypervolume(F: np.ndarray, ref: np.ndarray) -> float:
@@ -39,7 +69,8 @@ def hypervolume(F: np.ndarray, ref: np.ndarray) -> float:
 
 
 def reference_from(F: np.ndarray) -> np.ndarray:
-    """A fixed reference point from observed points: worst + 10% of the range per objective."""
+    """A fixed reference point from observed points: worst + 10% of the range per objective
+    (of the worst value's magnitude, at least 1, where all points agree)."""
     F = np.asarray(F, dtype=float)
     worst, best = F.max(axis=0), F.min(axis=0)
     span = worst - best

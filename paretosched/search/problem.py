@@ -80,7 +80,7 @@ def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: i
         pop_size=spec.pop_size,
         n_offsprings=spec.n_offsprings,
         sampling=MixedVariableSampling(),
-        eliminate_duplicates=MixedVariableDuplicateElimination(),
+        eliminate_duplicates=dedup,  # the same rule for the initial sample and for offspring
         seed=seed,
     )
     algo: Algorithm

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from paretosched.search.runlog import Generation
+
 
 class Progress:
     """Reports each generation (generation, evaluations, failures, best value per objective,
@@ -26,17 +28,16 @@ class Progress:
             self._bar = tqdm(total=total, initial=initial, desc=name, unit="eval", file=self.stream,
                              dynamic_ncols=True)
 
-    def update(self, done: int, record: dict[str, Any]) -> None:
-        best = " ".join(f"{k}={v:.4g}" for k, v in (record.get("best") or {}).items())
-        hv = record.get("hv")
-        hv_s = f"{hv:.4g}" if hv is not None else "-"
+    def update(self, done: int, record: Generation) -> None:
+        best = " ".join(f"{k}={v:.4g}" for k, v in record.best.items())
+        hv_s = f"{record.hv:.4g}" if record.hv is not None else "-"
         if self._bar is not None:
             self._bar.n, self._carry = done, 0.0
             self._bar.set_postfix_str(
-                f"gen {record['generation']} fail {record['failures_total']} {best} HV {hv_s}", refresh=False)
+                f"gen {record.generation} fail {record.failures_total} {best} HV {hv_s}", refresh=False)
             self._bar.refresh()
         else:
-            print(f"{self.name}: gen {record['generation']} evals {done} failed {record['failures_total']} "
+            print(f"{self.name}: gen {record.generation} evals {done} failed {record.failures_total} "
                   f"{best} HV {hv_s}", file=self.stream, flush=True)
 
     def advance(self, evaluations: float) -> None:

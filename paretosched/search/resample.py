@@ -70,22 +70,21 @@ class Resampler:
                 return added
             F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
             todo = [i for i, near in zip(ids, near_front(F, self.spec.tolerance))
-                    if near and len(self.ledger.rows[i]["seeds"]) < len(self.order)]
+                    if near and len(self.ledger.rows[i].seeds) < len(self.order)]
             if not todo:
                 return added
             specs = []
             for i in todo:
                 row = self.ledger.rows[i]
-                n = min(len(row["seeds"]) + self.spec.step, len(self.order))
-                specs.append(Spec("search", row["config"], self.order[:n], genome=row["genome"], x=row["x"],
-                                  supersedes=i))
-                added += n - len(row["seeds"])
+                n = min(len(row.seeds) + self.spec.step, len(self.order))
+                specs.append(Spec("search", row.config, self.order[:n], genome=row.genome, x=row.x, supersedes=i))
+                added += n - len(row.seeds)
             self.ledger.submit(specs, engine, generation)
 
     def _archive(self) -> list[int]:
         """Current rows of every successful search genome, in eval id order."""
         rows = self.ledger.rows
-        return [i for i in sorted(rows) if rows[i]["kind"] == "search" and i not in self.ledger.successor
+        return [i for i in sorted(rows) if rows[i].kind == "search" and i not in self.ledger.successor
                 and self.ledger.ok(i)]
 
 

@@ -3,7 +3,6 @@ one session at a time, the same study, the same twin, a usable path."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from types import TracebackType
@@ -11,8 +10,9 @@ from typing import Any
 
 from paretosched.errors import UserError
 from paretosched.search.guards import check_log
-from paretosched.search.runlog import SUMMARY, read_evaluations, write_json
+from paretosched.search.runlog import read_evaluations
 from paretosched.search.study import STUDY_FILE, Study, load_study
+from paretosched.search.summary import read_summary
 
 LOCK = ".lock"  # held (flock) by the session writing the run; ignored when deciding "empty"
 
@@ -121,31 +121,20 @@ class RunLock:
             self._fd = None
 
 
-def check_same_twin(run_dir: Path, state: dict[str, Any], current: str) -> None:
-    """Refuse to resume a run another twin version started: its front would mix two models'
-    numbers (the cache is keyed by twin version, so new evaluations would not match old ones)."""
-    started = state.get("twin")
-    if started is None:  # checkpoints from before the field: the summary written with them
+def check_same_twin(run_dir: Path, started: str | None, current: str) -> None:
+    """Refuse to resume a run another twin version (`started`, the checkpoint's) started: its front
+    would mix two models' numbers (the cache is keyed by twin version, so new evaluations would not
+    match old ones)."""
+    if started is None:  # no checkpoint, or one from before the field: the summary written with it
         try:
-            started = json.loads((run_dir / SUMMARY).read_text())["versions"]["twin"]
-        except (OSError, ValueError, KeyError, TypeError):
+            summary = read_summary(run_dir)
+        except UserError:
+            return
+        started = None if summary is None else summary.twin
+        if started is None:
             return
     if started != current:
         raise UserError(f"{run_dir}: started with twin {started}, this paretosched is {current}; resuming "
                         "would mix the two twins' numbers in one front. Finish it with the version that "
                         "started it, or start a new run (another --out)")
 
-
-def mark_interrupted(run_dir: Path) -> None:
-    """Say in the summary that the session stopped early (the last complete summary otherwise)."""
-    p = run_dir / SUMMARY
-    try:
-        summary = json.loads(p.read_text())
-    except (OSError, ValueError):
-        return
-    if summary.get("status") == "running":
-        summary["status"] = "interrupted"
-        try:
-            write_json(p, summary)
-        except OSError:  # e.g. the full disk that stopped the run: report that error, not this one
-            pass

@@ -1,8 +1,11 @@
-"""The run directory on disk (format: docs/rundir.md): atomic files, log, checkpoint.
+"""The run directory on disk (format: docs/rundir.md): atomic files, log, checkpoint, front.
 
-Crash safety rests on two rules: every file but the log is replaced atomically (temp file
-in the same directory, fsync, os.replace, fsync of the directory), and the log is only
-appended to and fsync'ed, so a SIGKILL can at worst tear its last line, which
+This module owns the records a run directory stores and is the only code that turns them into
+bytes and back: `Evaluation` (one line of evaluations.jsonl, with its `SeedResult`s),
+`Checkpoint` (checkpoint.pkl) and the front.csv rows. Every other module reads their fields.
+
+Crash safety rests on two rules: every file but the log is replaced atomically
+(`search/files.py`), and the log is only appended to and fsync'ed, so a SIGKILL can at worst tear its last line, which
 `read_evaluations` drops and `repair_log` truncates before a resumed run appends.
 """
 
@@ -13,11 +16,12 @@ import io
 import json
 import os
 import pickle
-import tempfile
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 from paretosched.errors import UserError
+from paretosched.search.files import atomic_write_bytes, atomic_write_text
 
 LOG = "evaluations.jsonl"
 FRONT = "front.csv"
@@ -25,70 +29,118 @@ SUMMARY = "summary.json"
 POPULATION = "population.json"
 CHECKPOINT = "checkpoint.pkl"
 
-# mkstemp creates 0600 files; run directories and the shared cache are often read by a
-# group (a colleague opening the front, a second user's run reusing the cache), so atomic
-# files get the permissions a plain open() would give them.
-def _umask() -> int:
-    # /proc first: os.umask(0) to read it would briefly change it for every thread of the process
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+# ---------------------------------------------------------------------------------------------
+# the records
+
+def _bad(why: str) -> ValueError:
+    return ValueError(f"not an evaluation ({why})")
 
 
-_FILE_MODE = 0o666 & ~_umask()
+def _opt(d: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    v = d.get(key, default)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, kind)):  # no field of a row is a bool
+        raise _bad(f"{key}: expected {getattr(kind, '__name__', kind)}, got {type(v).__name__}")
+    return v
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+@dataclass(frozen=True)
+class SeedResult:
+    """One simulation's outcome; `metrics` as logged (JSON null for a non-finite value)."""
+
+    seed: int
+    status: str  # "ok" | "failed"
+    metrics: dict[str, float | None] | None
+    error: str | None
+    wall_s: float
+    cached: bool  # from the cache, or copied from the row a resampled row supersedes
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seed": self.seed, "status": self.status, "metrics": self.metrics,
+                "error": self.error, "wall_s": self.wall_s, "cached": self.cached}
+
+    @classmethod
+    def from_json(cls, d: Any) -> SeedResult:
+        if not isinstance(d, dict) or not isinstance(d.get("seed"), int):
+            raise _bad("per_seed: expected objects with an integer seed")
+        return cls(d["seed"], str(d.get("status", "ok")), _opt(d, "metrics", dict), _opt(d, "error", str),
+                   float(_opt(d, "wall_s", (int, float), 0.0)), bool(d.get("cached", False)))
 
 
-def atomic_write_bytes(path: str | Path, data: bytes, fsync: bool = True) -> None:
-    """Replace `path` with `data` so that readers see the old or the new file, never half."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, _FILE_MODE)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            if fsync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if fsync:
-        _fsync_dir(p.parent)
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation: a genome (kind `search`), a named config (`baseline`) or a re-check of
+    either (`recheck`) on a list of seeds; one line of evaluations.jsonl (docs/rundir.md).
 
+    Format 1 rows carry no version key (every log written so far); a later format adds
+    `format` to its rows, and a reader meeting a format it does not know refuses the row."""
 
-def atomic_write_text(path: str | Path, text: str, fsync: bool = True) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), fsync=fsync)
+    FORMAT: ClassVar[int] = 1
 
+    eval_id: int
+    kind: str  # search | baseline | recheck
+    generation: int
+    seeds: list[int]
+    per_seed: list[SeedResult]
+    status: str  # ok | failed
+    genome: dict[str, Any] = field(default_factory=dict)  # gene path -> decoded value (config overrides)
+    x: dict[str, Any] = field(default_factory=dict)  # the optimiser's raw gene values
+    config: dict[str, Any] = field(default_factory=dict)  # the complete decoded SimConfig
+    name: str | None = None  # baselines (and their re-checks)
+    recheck_of: int | None = None
+    supersedes: int | None = None  # resampled search rows: the genome's previous row
+    metrics: dict[str, float] | None = None  # mean over seeds (finite values only)
+    objectives: dict[str, float] | None = None  # objective -> mean over seeds, natural sign
+    error: str | None = None
+    wall_s: float = 0.0
 
-def write_json(path: str | Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=1, allow_nan=False) + "\n")
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def objective_values(self, names: list[str]) -> list[float]:
+        """The objectives in `names` order (natural sign); only for a successful evaluation."""
+        assert self.objectives is not None, f"evaluation {self.eval_id} has no objectives"
+        return [float(self.objectives[o]) for o in names]
+
+    def to_json(self) -> dict[str, Any]:
+        """The log line's object, keys in the documented order."""
+        return {"eval_id": self.eval_id, "kind": self.kind, "generation": self.generation, "name": self.name,
+                "recheck_of": self.recheck_of, "supersedes": self.supersedes, "genome": self.genome, "x": self.x,
+                "config": self.config, "seeds": self.seeds, "per_seed": [s.to_json() for s in self.per_seed],
+                "metrics": self.metrics, "objectives": self.objectives, "status": self.status,
+                "error": self.error, "wall_s": self.wall_s}
+
+    @classmethod
+    def from_json(cls, d: Any) -> Evaluation:
+        """A row from its JSON object; ValueError saying what is wrong with it."""
+        if not isinstance(d, dict) or not isinstance(d.get("eval_id"), int) or isinstance(d["eval_id"], bool):
+            raise _bad("a JSON object with an integer eval_id")
+        fmt = d.get("format", 1)
+        if fmt != cls.FORMAT:
+            raise _bad(f"row format {fmt!r}, this paretosched reads format {cls.FORMAT}")
+        seeds = _opt(d, "seeds", list, [])
+        if not all(isinstance(s, int) for s in seeds):
+            raise _bad("seeds: expected integers")
+        return cls(eval_id=d["eval_id"], kind=str(_opt(d, "kind", str, "search")),
+                   generation=int(_opt(d, "generation", int, -1)), seeds=list(seeds),
+                   per_seed=[SeedResult.from_json(s) for s in _opt(d, "per_seed", list, [])],
+                   status=str(_opt(d, "status", str, "failed")), genome=_opt(d, "genome", dict) or {},
+                   x=_opt(d, "x", dict) or {}, config=_opt(d, "config", dict) or {}, name=_opt(d, "name", str),
+                   recheck_of=_opt(d, "recheck_of", int), supersedes=_opt(d, "supersedes", int),
+                   metrics=_opt(d, "metrics", dict), objectives=_opt(d, "objectives", dict),
+                   error=_opt(d, "error", str), wall_s=float(_opt(d, "wall_s", (int, float), 0.0)))
 
 
 # ---------------------------------------------------------------------------------------------
 # the evaluation log
 
-def append_rows(run_dir: Path, rows: Iterable[dict[str, Any]]) -> None:
+def append_rows(run_dir: Path, rows: Iterable[Evaluation]) -> None:
     """Append rows (one JSON line each) in one write, then fsync."""
-    text = "".join(json.dumps(r, allow_nan=False, separators=(",", ":")) + "\n" for r in rows)
+    text = "".join(json.dumps(r.to_json(), allow_nan=False, separators=(",", ":")) + "\n" for r in rows)
     if not text:
         return
     with open(run_dir / LOG, "a", encoding="utf-8") as f:
@@ -97,33 +149,38 @@ def append_rows(run_dir: Path, rows: Iterable[dict[str, Any]]) -> None:
         os.fsync(f.fileno())
 
 
-def current_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def current_rows(rows: list[Evaluation]) -> list[Evaluation]:
     """The rows no later row supersedes (each resampled genome once, with all its seeds).
 
     Every reader that ranks genomes (the search's front, analysis, the API) must use these rows:
     a superseded row holds the same genome on fewer seeds."""
-    gone = {r["supersedes"] for r in rows if r.get("supersedes") is not None}
-    return [r for r in rows if r["eval_id"] not in gone]
+    gone = {r.supersedes for r in rows if r.supersedes is not None}
+    return [r for r in rows if r.eval_id not in gone]
 
 
-def read_evaluations(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of an evaluation log (a run dir or the jsonl itself); a torn last line is dropped."""
+def read_evaluations(path: str | Path) -> list[Evaluation]:
+    """Rows of an evaluation log (a run dir or the jsonl itself); a torn last line is dropped.
+    A damaged line before it is a ValueError naming the file and the line."""
     p = Path(path)
     if p.is_dir():
         p = p / LOG
     if not p.exists():
         return []
-    rows: list[dict[str, Any]] = []
+    rows: list[Evaluation] = []
     lines = p.read_bytes().split(b"\n")
     for i, line in enumerate(lines):
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            obj = json.loads(line)
         except ValueError:
             if i == len(lines) - 1:  # only the unterminated last line may be torn (killed mid-append)
                 break
             raise ValueError(f"{p}:{i + 1}: corrupt log line") from None
+        try:
+            rows.append(Evaluation.from_json(obj))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{p}:{i + 1}: {exc}") from None
     return rows
 
 
@@ -146,48 +203,158 @@ def repair_log(run_dir: Path) -> int:
 # ---------------------------------------------------------------------------------------------
 # checkpoint
 
-def save_checkpoint(run_dir: Path, state: dict[str, Any]) -> None:
-    atomic_write_bytes(run_dir / CHECKPOINT, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+@dataclass
+class Generation:
+    """One generation's progress: a line of the progress display and of summary.json's
+    `generations` (docs/rundir.md); `failures_total` and `n_rows` are the checkpoint's own."""
+
+    generation: int
+    evaluations: int  # genomes told so far
+    new_evaluations: int  # rows this generation added
+    failures: int  # of those, failed
+    hv: float | None
+    front_size: int
+    best: dict[str, float]  # best value so far per objective, natural sign
+    resampled: int = 0  # seed results resampling added
+    failures_total: int = 0  # failed current search rows so far
+    n_rows: int = 0  # rows logged once this generation was done
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry of summary.json's `generations`."""
+        return {"generation": self.generation, "evaluations": self.evaluations,
+                "new_evaluations": self.new_evaluations, "failures": self.failures, "hv": self.hv,
+                "front_size": self.front_size, "best": self.best, "resampled": self.resampled}
 
 
-def load_checkpoint(run_dir: Path) -> dict[str, Any] | None:
+@dataclass
+class Checkpoint:
+    """What a session needs to continue a run exactly where the last one stopped.
+
+    Pickled as a plain dict with `format` (so renaming this class breaks no checkpoint). Format 1
+    (paretosched before this record) had the same keys; a format-1 checkpoint without
+    `n_resampled` predates resampling, and that run continues without it (`resampling` False)."""
+
+    FORMAT: ClassVar[int] = 2
+
+    algorithm: Any  # the pymoo algorithm, between ask and tell
+    twin: str | None = None  # the twin version that started the run (None: a checkpoint from before the field)
+    generation: int = -1
+    n_told: int = 0
+    next_eval_id: int = 0
+    baselines_done: bool = False
+    ref: list[float] | None = None  # reference point, minimisation form
+    ref_source: str | None = None
+    generations: list[Generation] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    population: list[int] = field(default_factory=list)
+    baseline_ids: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None
+    done: bool = False
+    n_resampled: int = 0
+    resampling: bool = True
+    recheck_ids: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        return out | {"generations": [vars(g).copy() for g in self.generations]}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: Path) -> Checkpoint:
+        fmt = d.get("format") if isinstance(d, dict) else None
+        if fmt not in (1, cls.FORMAT):
+            what = "has no format version" if fmt is None else f"has format {fmt!r}"
+            raise UserError(f"{where}: {what} (another paretosched wrote it); delete it and resume again: the run "
+                            "restarts from its evaluation log")
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in d.items() if k in known}
+        if fmt == 1:
+            values["resampling"] = "n_resampled" in d
+        known = {f.name for f in fields(Generation)}  # format 1's have no `resampled` before resampling
+        values["generations"] = [Generation(**{k: v for k, v in g.items() if k in known})
+                                 for g in values.get("generations", [])]
+        return cls(**values)
+
+
+def save_checkpoint(run_dir: Path, state: Checkpoint) -> None:
+    atomic_write_bytes(run_dir / CHECKPOINT, pickle.dumps(state.to_dict(), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def load_checkpoint(run_dir: Path) -> Checkpoint | None:
     p = run_dir / CHECKPOINT
     if not p.exists():
         return None
     try:
         with open(p, "rb") as f:
-            return pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
+            raw = pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
     except Exception as exc:  # noqa: BLE001 - truncated, corrupt, or pickled by other code
         # the log alone is enough: a resume without checkpoint replays it, simulating nothing logged
         raise UserError(f"{p}: unreadable ({type(exc).__name__}: {exc}); delete it and resume again: "
                         "the run restarts from its evaluation log") from None
+    try:
+        return Checkpoint.from_dict(raw, p)
+    except TypeError as exc:  # a versioned dict without a field its format has
+        raise UserError(f"{p}: incomplete ({exc}); delete it and resume again: the run restarts from its "
+                        "evaluation log") from None
 
 
 # ---------------------------------------------------------------------------------------------
 # front.csv
 
-def write_front(run_dir: Path, rows: list[dict[str, Any]], genes: list[str], objectives: list[str],
-                recheck: dict[int, dict[str, Any]] | None = None) -> None:
-    """front.csv: one line per front point (see docs/rundir.md), atomically. `recheck` maps a
-    front eval id to its entry of summary.json's `recheck.front`."""
-    recheck = recheck or {}
-    header = ["eval_id", "generation", *genes, *objectives, "n_seeds",
-              *[f"recheck_{o}" for o in objectives], *[f"recheck_std_{o}" for o in objectives],
-              "dominated_by_baseline", "recheck_eval_id"]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    for r in rows:
-        rc = recheck.get(r["eval_id"]) or {}
-        rc_obj, rc_std = rc.get("objectives") or {}, rc.get("std") or {}
-        w.writerow([r["eval_id"], r["generation"],
-                    *[_cell(r["genome"][g]) for g in genes],
-                    *[repr(float(r["objectives"][o])) for o in objectives], len(r["seeds"]),
-                    *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
-                    *[repr(float(rc_std[o])) if o in rc_std else "" for o in objectives],
-                    ";".join(rc.get("dominated_by_baseline") or []),
-                    "" if rc.get("recheck_eval_id") is None else rc["recheck_eval_id"]])
-    atomic_write_text(run_dir / FRONT, buf.getvalue())
+@dataclass(frozen=True)
+class Front:
+    """The front: its evaluations in front order (`pareto.front`), each with its entry of
+    summary.json's `recheck.front` once re-checked; stored as front.csv (docs/rundir.md).
+
+    front.csv has no room for a version key: its header is format 1 (`FORMAT`); a later format
+    changes the header, and `read_front` reads by column name."""
+
+    FORMAT: ClassVar[int] = 1
+
+    points: list[Evaluation]
+    recheck: dict[int, dict[str, Any]] = field(default_factory=dict)  # eval id -> re-check entry
+
+    @property
+    def eval_ids(self) -> list[int]:
+        return [p.eval_id for p in self.points]
+
+    def to_csv(self, genes: list[str], objectives: list[str]) -> str:
+        header = ["eval_id", "generation", *genes, *objectives, "n_seeds",
+                  *[f"recheck_{o}" for o in objectives], *[f"recheck_std_{o}" for o in objectives],
+                  "dominated_by_baseline", "recheck_eval_id"]
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        for r in self.points:
+            rc = self.recheck.get(r.eval_id) or {}
+            rc_obj, rc_std = rc.get("objectives") or {}, rc.get("std") or {}
+            w.writerow([r.eval_id, r.generation,
+                        *[_cell(r.genome[g]) for g in genes],
+                        *[repr(v) for v in r.objective_values(objectives)], len(r.seeds),
+                        *[repr(float(rc_obj[o])) if o in rc_obj else "" for o in objectives],
+                        *[repr(float(rc_std[o])) if o in rc_std else "" for o in objectives],
+                        ";".join(rc.get("dominated_by_baseline") or []),
+                        "" if rc.get("recheck_eval_id") is None else rc["recheck_eval_id"]])
+        return buf.getvalue()
+
+
+def write_front(run_dir: Path, front: Front, genes: list[str], objectives: list[str]) -> None:
+    """front.csv, atomically."""
+    atomic_write_text(run_dir / FRONT, front.to_csv(genes, objectives))
+
+
+def read_front(run_dir: Path) -> Any:
+    """front.csv as a pandas DataFrame, floats bit for bit; None when there is none yet."""
+    import pandas as pd  # here, not at the top: evaluation workers import this module for SeedResult
+
+    path = run_dir / FRONT
+    if not path.is_file():
+        return None
+    # the python engine parses floats with float(), exact on every pandas version
+    front = pd.read_csv(path, engine="python", keep_default_na=False, na_values=[""])
+    for col in ("eval_id", "generation", "n_seeds", "recheck_eval_id"):
+        if col in front:
+            front[col] = front[col].astype("Int64")
+    return front
 
 
 def _cell(v: Any) -> str:

@@ -22,25 +22,14 @@ from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
 from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
 from paretosched.search.screening import ScreeningSpec
 from paretosched.yamlio import read_yaml, register_union_tags, validate
+from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
 STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
 
-# Metric names of the twin (docs/contracts.md); the twin's own list wins when it is importable.
-_FALLBACK_METRICS: tuple[str, ...] = (
-    "energy_j", "energy_kwh", "makespan_s", "mean_wait_s", "median_wait_s", "p95_wait_s",
-    "max_wait_s", "mean_turnaround_s", "mean_slowdown", "median_slowdown", "p95_slowdown",
-    "max_slowdown", "mean_bsld", "median_bsld", "p95_bsld", "max_bsld", "utilisation",
-    "n_jobs", "mean_power_w",
-)
-
 
 def metric_names() -> tuple[str, ...]:
-    """The twin's metric keys (import-light; falls back to the documented list)."""
-    try:
-        from paretosched.sim.metrics import METRIC_NAMES  # type: ignore[import-not-found]
-    except ImportError:
-        return _FALLBACK_METRICS
-    return tuple(METRIC_NAMES)
+    """The names an objective may take: the twin's metric keys (sim/metrics.py owns the list)."""
+    return METRIC_NAMES
 
 
 # ---------------------------------------------------------------------------------------------

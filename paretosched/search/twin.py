@@ -53,7 +53,3 @@ def check_inputs(cfg: dict[str, Any]) -> str | None:
     sim_cfg = config_from_dict(cfg, "base")
     return window_note(sim_cfg, _prepared(cfg, sim_cfg))
 
-
-def prepared_count() -> int:
-    """How many inputs this process has parsed and kept (for tests)."""
-    return len(_PREPARED)

@@ -18,19 +18,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pymoo.util.dominator import Dominator
+
+from paretosched.search import pareto
+from paretosched.search.runlog import Evaluation
+from paretosched.search.summary import Summary
 
 
-def _values(row: dict[str, Any] | None, names: list[str]) -> dict[str, float] | None:
-    return None if row is None or row["status"] != "ok" else {o: float(row["objectives"][o]) for o in names}
+def _values(row: Evaluation | None, names: list[str]) -> dict[str, float] | None:
+    return None if row is None or not row.ok else dict(zip(names, row.objective_values(names)))
 
 
-def _per_seed(row: dict[str, Any] | None, names: list[str]) -> list[dict[str, Any]]:
+def _per_seed(row: Evaluation | None, names: list[str]) -> list[dict[str, Any]]:
     if row is None:
         return []
-    return [{"seed": s["seed"], "status": s["status"],
-             "objectives": {o: (s["metrics"] or {}).get(o) for o in names} if s["metrics"] else None}
-            for s in row["per_seed"]]
+    return [{"seed": s.seed, "status": s.status,
+             "objectives": {o: s.metrics.get(o) for o in names} if s.metrics else None}
+            for s in row.per_seed]
 
 
 def _std(per_seed: list[dict[str, Any]], names: list[str]) -> dict[str, float] | None:
@@ -44,7 +47,7 @@ def _std(per_seed: list[dict[str, Any]], names: list[str]) -> dict[str, float] |
 def _dominates(a: dict[str, float], b: dict[str, float], names: list[str], signs: np.ndarray) -> bool:
     fa = signs * np.array([a[o] for o in names])
     fb = signs * np.array([b[o] for o in names])
-    return bool(Dominator.get_relation(fa, fb) == 1)
+    return pareto.dominates(fa, fb)
 
 
 def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[str]) -> dict[str, float | None]:
@@ -52,7 +55,7 @@ def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[
     return {o: (recheck[o] - search[o]) / abs(search[o]) if search[o] != 0 else None for o in names}
 
 
-def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.ndarray, seeds: list[int],
+def recheck_block(rows: dict[int, Evaluation], names: list[str], signs: np.ndarray, seeds: list[int],
                   front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int]) -> dict[str, Any]:
     """summary.json's `recheck` (docs/rundir.md): front and baselines on the fresh seeds, verdicts.
 
@@ -61,8 +64,8 @@ def recheck_block(rows: dict[int, dict[str, Any]], names: list[str], signs: np.n
     def part(eid: int) -> dict[str, Any]:
         rc = rows.get(recheck_ids[eid]) if eid in recheck_ids else None
         per_seed = _per_seed(rc, names)
-        return {"recheck_eval_id": None if rc is None else rc["eval_id"], "search": _values(rows[eid], names),
-                "n_search_seeds": len(rows[eid]["seeds"]), "objectives": _values(rc, names),
+        return {"recheck_eval_id": None if rc is None else rc.eval_id, "search": _values(rows[eid], names),
+                "n_search_seeds": len(rows[eid].seeds), "objectives": _values(rc, names),
                 "per_seed": per_seed, "std": _std(per_seed, names)}
 
     key = "objectives" if seeds else "search"  # what the verdicts are decided on
@@ -114,17 +117,17 @@ def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.4g}"
 
 
-def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] | None = None) -> str:
+def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None = None) -> str:
     """The end-of-run report of `optimise` as plain aligned text."""
-    names = [o["name"] for o in summary["objectives"]]
-    rc = summary.get("recheck") or {}
+    names = [o["name"] for o in summary.objectives]
+    rc = summary.recheck
     seeds = rc.get("seeds") or []
-    lines = [f"{summary['study']}: {summary['status']} ({summary.get('stop_reason')}), "
-             f"{summary['n_evaluations']} genomes, {summary['n_simulations']} simulations, "
-             f"{len(summary['front'])} front points"]
-    hits = summary.get("n_cache_hits") or 0
+    lines = [f"{summary.study}: {summary.status} ({summary.stop_reason}), "
+             f"{summary.n_evaluations} genomes, {summary.n_simulations} simulations, "
+             f"{len(summary.front)} front points"]
+    hits = summary.n_cache_hits
     if hits:  # a re-run that "finished in 0.15 s" must say why
-        lines.append(f"{hits} of {hits + summary['n_simulations']} seed results came from the evaluation cache "
+        lines.append(f"{hits} of {hits + summary.n_simulations} seed results came from the evaluation cache "
                      f"(docs/rundir.md, 'Cache'; `cache: false` in the study recomputes them)")
     if seeds:
         spread = " (values: mean +- std over them)" if len(seeds) > 1 else " (one seed: no spread)"
@@ -161,8 +164,8 @@ def summary_table(summary: dict[str, Any], run_dir: str, picks: dict[str, int] |
               if p.get("dominated_by_front")]
     if behind:
         lines.append(f"on the re-check seeds, front points fall behind other front points: {'; '.join(behind)}")
-    if summary.get("hv") == 0 and summary.get("front"):
-        ref = summary.get("reference_point") or {}
+    if summary.hv == 0 and summary.front:
+        ref = summary.reference_point or {}
         lines.append(f"warning: hypervolume 0: no front point is better than the reference point {ref} in every "
                      f"objective (a study's reference_point set below the front?)")
     ov = overfit_line(rc)

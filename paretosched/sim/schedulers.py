@@ -10,7 +10,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from paretosched.sim.pairs import schedule_pair
-from paretosched.sim.policies import JobSelector, ResourceSelector
+from paretosched.sim.policies import job_selector, resource_selector
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 class ClassicScheduler:
     def __init__(self, twin: Twin, job_policy: str, resource_policy: str, backfilling: str,
                  rng: random.Random, bw_cap: float | None = None) -> None:
-        self.jsel = JobSelector(job_policy, rng)
-        self.rsel = ResourceSelector(resource_policy, twin.procs, rng, bw_cap, prefer_on=twin.switch_off)
+        self.jsel = job_selector(job_policy, rng)
+        self.rsel = resource_selector(resource_policy, twin.procs, rng, bw_cap, prefer_on=twin.switch_off)
         self.backfilling = backfilling
 
     def decide(self, twin: Twin) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Any, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from paretosched.sim.state import NodeState, ProcState
 from paretosched.sim.taking import Alloc, power_rank, take_once
@@ -20,10 +21,10 @@ _HEAP_SLACK, _HEAP_MIN = 3, 64  # the heap is rebuilt beyond slack x units + min
 
 
 class SpreadIndex:
-    """One dynamic policy's candidate index over `procs` and its per-core allocation."""
+    """A dynamic policy's candidate index over `procs` and its per-core allocation (the base of
+    `CoreSpread`, `BandwidthSpread`: processors as units, and `MemorySpread`: nodes as units)."""
 
-    def __init__(self, name: str, procs: list[ProcState], bw_cap: float | None, prefer_on: bool) -> None:
-        self.name = name
+    def __init__(self, procs: list[ProcState], bw_cap: float | None, prefer_on: bool) -> None:
         self.procs = procs
         self.bw_cap = bw_cap
         self.prefer_on = prefer_on
@@ -32,58 +33,48 @@ class SpreadIndex:
         # twin marked changed since the last call (`NodeState.watchers`); stale ones carry an old
         # stamp and are dropped when they surface. A job of k cores costs O(k log P), not a pass
         # over every processor: that pass was most of the cost of runs on these policies.
-        # Units are processors, except for high_mem: its value is the node's memory, shared by the
-        # node's processors, so its units are nodes (in the index a node ranks as its first
-        # processor with a free core, during a call as its first with room for the job) and a core
-        # taken does not leave every sibling processor's entry stale.
-        self._by_node = name == "high_mem"
         self._nodes = list({p.node: None for p in procs})
-        mine = set(procs)
-        self._node_procs = {n: sorted((p for p in n.procs if p in mine), key=lambda p: p.idx)
-                            for n in self._nodes} if self._by_node else {}
-        units = self._nodes if self._by_node else procs
+        self._units: list[Any] = self._unit_list()
         self.heap: list[tuple[Any, ...]] = []
-        self._stamp = [0] * (max((u.idx for u in units), default=-1) + 1)
+        self._stamp = [0] * (max((u.idx for u in self._units), default=-1) + 1)
         self._dirty: dict[ProcState | NodeState, None] = {}
         for node in self._nodes:
             node.watchers.append(self._dirty)
         self._dirty.update(dict.fromkeys(procs))
 
-    def _entry(self, p: ProcState) -> tuple[Any, ...]:
-        """The index entry of `p` now (its key as if the job had taken nothing)."""
-        name = self.name
-        if self._by_node:  # `p` is a node here; it ranks as its first processor with a free core
-            first = next(q for q in self._node_procs[p] if q.free)
-            return (power_rank(first) if self.prefer_on else 0, -p.mem_free, first.idx, self._stamp[p.idx], p)
-        key: float = p.bw_used - p.bw_cap if name == "high_mem_bw" else -len(p.free)  # or high_cores
-        return (power_rank(p) if self.prefer_on else 0, key, p.idx, self._stamp[p.idx], p)
+    def _unit_list(self) -> list[Any]:
+        return self.procs
+
+    def _changed(self, dirty: dict[Any, None]) -> dict[Any, None]:
+        """The units whose entries the marked processors and nodes moved (one each: no duplicates)."""
+        # units are processors: a node's memory moves none of these keys
+        return {x: None for x in dirty if x.__class__ is ProcState}
+
+    def _entries(self, units: Iterable[Any]) -> list[tuple[Any, ...]]:
+        """Fresh index entries of those of `units` with a free core."""
+        return [self._entry(u) for u in units if u.free]
+
+    def _entry(self, unit: Any) -> tuple[Any, ...]:
+        """The index entry of `unit` now: (rank, -value as if the job had taken nothing, idx, stamp, unit)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def value(p: ProcState, have: int, bw: float) -> float:
+        """The policy's value of `p` for a job's next core (bandwidth `bw` a core), `have` of its cores taken."""
+        raise NotImplementedError
 
     def _sync(self) -> list[tuple[Any, ...]]:
         """The index, brought up to date with the processors (and nodes) changed since the last call."""
         dirty, heap, stamp = self._dirty, self.heap, self._stamp
         if dirty:
-            changed: dict[Any, None] = {}  # one valid entry per unit: no duplicates
-            if self._by_node:  # units are nodes: a processor's change moves its node's entry
-                for x in dirty:
-                    changed[x.node if x.__class__ is ProcState else x] = None
-            else:  # units are processors: a node's memory moves none of these keys
-                for x in dirty:
-                    if x.__class__ is ProcState:
-                        changed[x] = None
+            changed = self._changed(dirty)
             dirty.clear()
             for u in changed:
                 stamp[u.idx] += 1
             # bound the heap: once it would hold about three entries per unit (most of them
             # stale), build it afresh from the state instead
             rebuild = len(heap) + len(changed) > _HEAP_SLACK * len(stamp) + _HEAP_MIN
-            if rebuild:
-                changed = dict.fromkeys(self._nodes if self._by_node else self.procs)
-            if self._by_node:
-                # a node has a free core while it has fewer busy cores than cores (`busy` and the
-                # processors' free lists move together in the twin)
-                entries = [self._entry(u) for u in changed if u.busy < u.ncores]
-            else:
-                entries = [self._entry(u) for u in changed if u.free]
+            entries = self._entries(self._units if rebuild else changed)
             if rebuild:
                 heapq.heapify(entries)
                 heap = self.heap = entries
@@ -116,7 +107,7 @@ class SpreadIndex:
                  mem_limits: dict[int, float] | None) -> Alloc | None:
         """Cores for `job`, one at a time on the best processor given what it has taken, or None.
 
-        Processors as units (`high_cores`, `high_mem_bw`) here; `high_mem` by nodes below.
+        Whether it fits is checked here; the walk is the subclass's (`_walk`).
         """
         if limits is not None or mem_limits is not None or job.mem > 0:
             # Whether the job fits is decided by `take_once` (node memory in whole cores per node,
@@ -125,18 +116,15 @@ class SpreadIndex:
             # and the per-core walk below then always succeeds.
             if take_once(self.procs, job.size, job.mem, limits, mem_limits) is None:
                 return None
-        if self._by_node:
-            return self._allocate_by_node(job, limits, mem_limits)
-        name, bw, mem = self.name, job.bw, job.mem
+        return self._walk(job, limits, mem_limits)
+
+    def _walk(self, job: Any, limits: dict[int, int] | None,
+              mem_limits: dict[int, float] | None) -> Alloc | None:
+        """Processors as units: each core to the best (rank, -value, idx) given what is taken."""
+        bw, mem = job.bw, job.mem
         taken: dict[ProcState, int] = {}
         node_mem: dict[Any, float] = {}
-
-        def value(p: ProcState, have: int) -> float:
-            """The policy's value of `p` for the job's next core, with `have` of its cores taken."""
-            if name == "high_cores":
-                return len(p.free) - have
-            return p.bw_cap - p.bw_used - have * bw  # high_mem_bw
-
+        value = self.value
         prefer_on = self.prefer_on
         need = job.size
         index = self._sync()
@@ -149,7 +137,7 @@ class SpreadIndex:
             # pop; an entry whose value fell since it was keyed goes back to `local` with its value
             # now, so each pick is the exact best (rank, -value, idx), as a full re-sort would give.
             if taken:  # an uncapped pass after a capped one re-keys every candidate by what was taken
-                local = [(power_rank(p) if prefer_on else 0, -value(p, taken.get(p, 0)), p.idx, 0, p)
+                local = [(power_rank(p) if prefer_on else 0, -value(p, taken.get(p, 0), bw), p.idx, 0, p)
                          for p in self.procs if p.free]
                 heapq.heapify(local)
                 src = []
@@ -170,7 +158,7 @@ class SpreadIndex:
                 mem_bound = mem > 0 and node.mem_cap < math.inf
                 if mem_bound and _mem_left(node, node_mem, mem_limits) < mem - 1e-9:
                     continue
-                current = -value(p, have)
+                current = -value(p, have, bw)
                 if current != neg:  # its key fell since it was pushed
                     heapq.heappush(local, (rank, current, idx, 0, p))
                     continue
@@ -179,15 +167,68 @@ class SpreadIndex:
                     node_mem[node] = _mem_left(node, node_mem, mem_limits) - mem
                 need -= 1
                 if have + 1 < len(p.free):
-                    heapq.heappush(local, (rank, -value(p, have + 1), idx, 0, p))
+                    heapq.heappush(local, (rank, -value(p, have + 1, bw), idx, 0, p))
             if not need:
                 break
         self._give_back(index, borrowed, taken)
         return None if need else list(taken.items())
 
-    def _allocate_by_node(self, job: Any, limits: dict[int, int] | None,
-                          mem_limits: dict[int, float] | None) -> Alloc | None:
-        """`high_mem`'s per-core walk over nodes: the same picks as re-ranking every processor per core.
+
+class CoreSpread(SpreadIndex):
+    """`high_cores`: the processor with the most free cores left."""
+
+    def _entry(self, p: ProcState) -> tuple[Any, ...]:
+        return (power_rank(p) if self.prefer_on else 0, -len(p.free), p.idx, self._stamp[p.idx], p)
+
+    @staticmethod
+    def value(p: ProcState, have: int, bw: float) -> float:
+        return len(p.free) - have
+
+
+class BandwidthSpread(SpreadIndex):
+    """`high_mem_bw`: the processor with the most memory bandwidth left."""
+
+    def _entry(self, p: ProcState) -> tuple[Any, ...]:
+        return (power_rank(p) if self.prefer_on else 0, p.bw_used - p.bw_cap, p.idx, self._stamp[p.idx], p)
+
+    @staticmethod
+    def value(p: ProcState, have: int, bw: float) -> float:
+        return p.bw_cap - p.bw_used - have * bw
+
+
+class MemorySpread(SpreadIndex):
+    """`high_mem`: the node with the most free memory left.
+
+    Its value is the node's memory, shared by the node's processors, so its units are nodes (in
+    the index a node ranks as its first processor with a free core, during a call as its first
+    with room for the job) and a core taken does not leave every sibling processor's entry stale.
+    """
+
+    def __init__(self, procs: list[ProcState], bw_cap: float | None, prefer_on: bool) -> None:
+        mine = set(procs)
+        self._node_procs = {n: sorted((p for p in n.procs if p in mine), key=lambda p: p.idx)
+                            for n in {p.node: None for p in procs}}
+        super().__init__(procs, bw_cap, prefer_on)
+
+    def _unit_list(self) -> list[Any]:
+        return self._nodes
+
+    def _changed(self, dirty: dict[Any, None]) -> dict[Any, None]:
+        # units are nodes: a processor's change moves its node's entry
+        return {(x.node if x.__class__ is ProcState else x): None for x in dirty}
+
+    def _entries(self, units: Iterable[Any]) -> list[tuple[Any, ...]]:
+        # a node has a free core while it has fewer busy cores than cores (`busy` and the
+        # processors' free lists move together in the twin)
+        return [self._entry(u) for u in units if u.busy < u.ncores]
+
+    def _entry(self, node: Any) -> tuple[Any, ...]:
+        first = next(q for q in self._node_procs[node] if q.free)
+        return (power_rank(first) if self.prefer_on else 0, -node.mem_free, first.idx, self._stamp[node.idx], node)
+
+    def _walk(self, job: Any, limits: dict[int, int] | None,
+              mem_limits: dict[int, float] | None) -> Alloc | None:
+        """The per-core walk over nodes: the same picks as re-ranking every processor per core.
 
         Every processor of a node has the node's value and rank, so the best processor is the
         best node's first processor (platform order) with room: one heap entry per node, keyed

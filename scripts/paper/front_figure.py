@@ -56,7 +56,7 @@ def main() -> None:
         o = b.get("objectives")
         if o:
             ax.scatter([o[ey]], [o[ex]], marker=next(markers), s=60, color="black", label=f"baseline {name}")
-    r = run.rows[bal.eval_id]["objectives"]
+    r = run.rows[bal.eval_id].objectives
     ax.scatter([r[ey]], [r[ex]], marker="*", s=220, color="gold", edgecolors="black", zorder=5, label="balanced pick")
     if not args.linear:
         ax.set_xscale("log")
@@ -74,7 +74,7 @@ def main() -> None:
         eid = int(row["eval_id"])
         rc = run.rechecks.get(eid, {}).get("objectives") or {}
         vals = [fmt(float(row[o])) for o in run.objectives] + [fmt(rc.get(o)) for o in run.objectives]
-        g = run.rows[eid]["genome"]
+        g = run.rows[eid].genome
         mark = " (balanced)" if eid == bal.eval_id else ""
         print(f"| {eid}{mark} | " + " | ".join(vals + [fmt(g.get(p)) for p in genes]) + " |")
     for name, b in (run.summary.get("baselines") or {}).items():

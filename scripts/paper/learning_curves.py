@@ -107,7 +107,8 @@ def main() -> None:
     rows = {}
     for s in args.seeds:
         subprocess.run([str(exe) if exe.exists() else "paretosched", "train", config, "--seed", str(s),
-                        "--out", str(out / f"seed{s}.npz"), "--quiet"], check=True, stdout=subprocess.DEVNULL)
+                        "--out", str(out / f"seed{s}.npz"), "--quiet", "--force"],  # a re-run replaces its own
+                       check=True, stdout=subprocess.DEVNULL)
         rows[s] = summarise(json.loads((out / f"seed{s}.curves.json").read_text()))
     print("| seed | rewards (value: episodes) | last_6.0 | spread_from | diverged_from | final (pref) | loss last | max loss last 50 |")
     print("|---:|---|---:|---:|---:|---|---:|---:|")

@@ -67,7 +67,7 @@ def main() -> None:
           f"non-dominated of {len(names)}; energy {E.min():.1f}-{E.max():.1f} kWh, mean_bsld {B.min():.2f}-{B.max():.2f}")
 
     rl_default = run.summary["baselines"]["rl_default"]
-    rl_cfg = run.rows[rl_default["eval_id"]]["config"]
+    rl_cfg = run.rows[rl_default["eval_id"]].config
     rl_fresh = evaluate([rl_cfg], fresh, args.workers, cache)[0] if fresh else None
     refs = {"rl_default (RL, default hyperparameters)": (rl_default["objectives"], rl_fresh),
             f"best classic pair: {names[k]} (balanced)": (pairs[k], pairs_fresh[k])}

@@ -9,14 +9,14 @@ import pytest
 from paretosched.analysis.drivers import (USEFUL_R2, advice, cluster, design_matrix, fit_lasso, kdistance_eps,
                                            lasso_table)
 from paretosched.analysis.front import scaled
-from paretosched.analysis.rundata import GeneInfo
+from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, IntGene
 
 GENES = {
-    "a": GeneInfo("a", "float", low=0.0, high=10.0),
-    "b": GeneInfo("b", "float", low=1.0, high=1000.0, log=True),
-    "c": GeneInfo("c", "int", low=0, high=5),
-    "p": GeneInfo("p", "choice", values=["first", "shortest", "smallest"]),
-    "f": GeneInfo("f", "bool", values=["none", "easy"]),
+    "a": FloatGene(low=0.0, high=10.0),
+    "b": FloatGene(low=1.0, high=1000.0, log=True),
+    "c": IntGene(low=0, high=5),
+    "p": ChoiceGene(values=["first", "shortest", "smallest"]),
+    "f": BoolGene(values=["none", "easy"]),
 }
 
 
@@ -159,15 +159,13 @@ def test_int_and_null_choice_values_survive_the_log_round_trip():
     import pandas as pd
 
     from paretosched.analysis.drivers import design_matrix
-    from paretosched.analysis.rundata import GeneInfo
-
     g = "scheduler.power_off_idle_s"
-    genes = {g: GeneInfo(path=g, type="choice", values=[None, 60, 600])}
+    genes = {g: ChoiceGene(values=[None, 60, 600])}
     X = design_matrix(pd.DataFrame({g: [60.0, 600.0, math.nan]}), genes)
     assert X.to_dict("list") == {f"{g}=None": [1.0, 1.0, 100.0], f"{g}=60": [100.0, 1.0, 1.0],
                                  f"{g}=600": [1.0, 100.0, 1.0]}
     # booleans and numbers stay apart
-    genes = {"x": GeneInfo(path="x", type="choice", values=[1, True])}
+    genes = {"x": ChoiceGene(values=[1, True])}
     X = design_matrix(pd.DataFrame({"x": pd.Series([1, True], dtype=object)}), genes)
     assert X["x=1"].tolist() == [100.0, 1.0] and X["x=True"].tolist() == [1.0, 100.0]
 
@@ -177,12 +175,12 @@ def test_violins_end_at_the_data_and_choice_legends_read_as_the_study_wrote_them
 
     from paretosched.analysis import figures
 
-    genes = {"scheduler.freq": GeneInfo("scheduler.freq", "float", low=0.55, high=1.0),
-             "scheduler.power_off_idle_s": GeneInfo("scheduler.power_off_idle_s", "choice", values=[None, 7200, 60])}
+    genes = {"scheduler.freq": FloatGene(low=0.55, high=1.0),
+             "scheduler.power_off_idle_s": ChoiceGene(values=[None, 7200, 60])}
     pop = pd.DataFrame({"scheduler.freq": [0.55, 0.6, 0.98, 1.0],
                         "scheduler.power_off_idle_s": [7200, None, 60, 7200]})  # pandas: 7200.0, nan, 60.0
     vio = figures.violins(pop, genes)
     assert vio is not None and [t.spanmode for t in vio.data if isinstance(t, go.Violin)] == ["hard"]
-    shares = figures.categorical_shares(pop, np.array([0, 0, 1, 1]), genes["scheduler.power_off_idle_s"])
+    shares = figures.categorical_shares(pop, np.array([0, 0, 1, 1]), "scheduler.power_off_idle_s")
     assert [t.name for t in shares.data] == ["scheduler.power_off_idle_s = null", "scheduler.power_off_idle_s = 60",
                                              "scheduler.power_off_idle_s = 7200"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paretosched.analysis.explorer import PLOT_ID, YAML_ID, write_explorer
+from paretosched.analysis.explorer import COMPRESS_ABOVE, PLOT_ID, YAML_ID, write_explorer
 from tests.analysis.synth import Point, recheck_block, write_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -68,9 +68,12 @@ def _wait_ready(drv) -> None:
         f"const e = document.getElementById('{PLOT_ID}'); return e !== null && e.dataset.ready === '1'"))
 
 
-def test_explorer_points_and_click(browser, tmp_path: Path) -> None:
+@pytest.mark.parametrize("compress_above", [COMPRESS_ABOVE, 0], ids=["json", "gzipped"])
+def test_explorer_points_and_click(browser, tmp_path: Path, compress_above: int) -> None:
     run_dir = _run(tmp_path)
-    page = write_explorer(str(run_dir))
+    page = write_explorer(str(run_dir), compress_above=compress_above)
+    gzipped = 'type="application/gzip+base64" id="explorer-data"' in page.read_text()
+    assert gzipped == (compress_above == 0)
     browser.get(page.as_uri())
     _wait_ready(browser)
 
@@ -177,3 +180,33 @@ def test_report_in_the_browser_draws_rechecks_and_literal_names(browser, tmp_pat
     cells = browser.execute_script("return Array.from(document.querySelectorAll('table.overview td'))"
                                    ".map(e => e.textContent)")
     assert BASELINE in cells
+
+
+def test_hover_metrics_are_formatted_as_python_does(browser, tmp_path: Path) -> None:
+    # the page writes the metric lines of each hover (they were stored per point: a third of the page)
+    from paretosched.analysis.escape import plotly_text
+    from paretosched.analysis.rundata import load_run
+
+    extra = {"mean_wait_s": 1234567.891, "p95_wait_s": 0.000012345678, "utilisation": 0.4487781372068138,
+             "n_boots": 0.0, "max_wait_s": -3.25e-7}
+    pts = [Point((1.0 + i, 10.0 - i), extra_metrics=extra) for i in range(4)]
+    run_dir = write_run(tmp_path / "run", pts, name="hover")
+    page = write_explorer(str(run_dir))
+    browser.get(page.as_uri())
+    _wait_ready(browser)
+    shown = browser.execute_script(f"const gd = document.getElementById('{PLOT_ID}');"
+                                   "return gd.data[0].text[gd.data[0].customdata.indexOf(2)]")
+    row = load_run(run_dir).rows[2]
+    expected = [f"<b>eval 2</b> (generation {row.generation})"]
+    expected += [f"{plotly_text(k)} = {plotly_text(str(v))}" for k, v in row.genome.items()]
+    expected += [f"{k} = {v:.6g}" for k, v in row.metrics.items()]
+    assert sorted(shown.split("<br>")) == sorted(expected)
+
+
+def test_a_page_moved_without_its_plotly_file_says_so(browser, tmp_path: Path) -> None:
+    page = write_explorer(str(_run(tmp_path)))
+    (page.parent / "plotly.min.js").unlink()
+    browser.get(page.as_uri())
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 30).until(lambda d: "plotly.min.js next to this page" in d.find_element("tag name", "body").text)

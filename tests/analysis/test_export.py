@@ -10,7 +10,7 @@ import yaml
 
 import paretosched
 from paretosched.analysis.explorer import explorer_data, write_explorer
-from paretosched.analysis.export import export_pick
+from paretosched.analysis.export import config_document, export_pick, to_yaml
 from paretosched.analysis.rundata import load_run
 from paretosched.config import load_config
 from paretosched.errors import UserError
@@ -66,12 +66,21 @@ def test_explorer_embeds_the_export_document(knee_run: Path, tmp_path: Path) -> 
     exported = yaml.safe_load(export_pick(str(knee_run), "eval:4", str(tmp_path / "e.yaml")).read_text())
     data = explorer_data(load_run(knee_run))
     point = next(p for p in data["points"] if p["id"] == 4)
-    shown = yaml.safe_load(point["yaml"])
+    shown = yaml.safe_load("".join(data["blocks"][k] for k in point["y"]))  # as the page joins them
     assert shown["provenance"].pop("pick") == "explorer" and exported["provenance"].pop("pick") == "eval:4"
     assert shown == exported
     kinds = [p["kind"] for p in data["points"]]
     assert kinds.count("search") == 10 and kinds.count("baseline") == 1
     assert [p["id"] for p in data["points"] if p["front"]] == list(range(7))
+
+
+def test_explorer_blocks_rebuild_each_document_to_the_character(knee_run: Path) -> None:
+    # the page stores each top-level block once and joins a point's blocks back into its YAML
+    run = load_run(knee_run)
+    data = explorer_data(run)
+    for p in data["points"]:
+        assert "".join(data["blocks"][k] for k in p["y"]) == to_yaml(config_document(run, p["id"], "explorer"))
+    assert len(data["blocks"]) < 3 * len(data["points"])  # platform, workload, model, seed: stored once
 
 
 def test_explorer_never_injects_study_strings(tmp_path: Path) -> None:
@@ -82,6 +91,6 @@ def test_explorer_never_injects_study_strings(tmp_path: Path) -> None:
     page = write_explorer(str(write_run(tmp_path / "run", pts, genes=genes, name="x")))
     text = page.read_text()
     assert evil not in text and "alert(1)" in text  # present only in escaped form
-    assert text.count("</script>") == 3  # plotly.js, the data element, the page script
+    assert text.count("</script>") == 4  # plotly.min.js, its missing-file notice, the data element, the page script
     page_script = text.rsplit("<script>", 1)[1]
     assert "innerHTML" not in page_script

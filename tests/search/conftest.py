@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,14 @@ def run_quiet(study: Path, out: Path, **kwargs: Any) -> Path:
         return optimise(str(study), out=str(out), quiet=True, **kwargs)
 
 
+def log_json(run_dir: Path) -> list[dict[str, Any]]:
+    """The log's rows as the JSON objects on disk (through the typed reader): tests of the format."""
+    return [r.to_json() for r in read_evaluations(run_dir)]
+
+
 def stable_rows(run_dir: Path) -> list[dict[str, Any]]:
     """Log rows without the fields that legitimately vary (timings, cache hits)."""
-    rows = read_evaluations(run_dir)
+    rows = log_json(run_dir)
     out = []
     for r in rows:
         r = {k: v for k, v in r.items() if k not in VOLATILE}
@@ -54,8 +60,11 @@ def genome_seed_pairs(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 @pytest.fixture(autouse=True)
 def _allow_test_evaluators(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The evaluators below are not known to paretosched: allowed as a user would (guards.py)."""
-    monkeypatch.setenv("PARETOSCHED_EVALUATORS", "conftest:*")
+    """The evaluators below and tests/doubles.py's are not known to paretosched: allowed as a user
+    would (guards.py); child processes (kill/resume tests) import tests.doubles from the repository."""
+    monkeypatch.setenv("PARETOSCHED_EVALUATORS", "conftest:*,tests.doubles:*")
+    root = str(Path(__file__).resolve().parents[2])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
 
 
 @pytest.fixture

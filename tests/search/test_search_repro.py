@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from paretosched.errors import UserError
-from paretosched.search.runlog import read_evaluations
 
-from conftest import genome_seed_pairs, run_quiet, stable_rows, summary, write_study
+from conftest import genome_seed_pairs, log_json, run_quiet, stable_rows, summary, write_study
 
 SMALL = dict(budget={"generations": 5}, algorithm={"pop_size": 12}, seeds=2, recheck=2)
 
@@ -35,7 +34,7 @@ def test_workers_1_and_2_give_identical_logs(tmp_path: Path) -> None:
     one = run_quiet(study, tmp_path / "w1", workers=1)
     two = run_quiet(study, tmp_path / "w2", workers=2)
     _same_run(one, two)
-    rows = read_evaluations(one)
+    rows = log_json(one)
     assert len(rows) > 12 and {r["kind"] for r in rows} == {"search", "recheck"}
     assert all(not s["cached"] for r in rows for s in r["per_seed"])  # cache off: all simulated
 
@@ -55,7 +54,7 @@ def test_log_rows_hold_per_seed_values_and_their_means(tmp_path: Path) -> None:
     study = write_study(tmp_path, evaluator="paretosched.search.analytic:evaluate_noisy",
                         baselines={"fcfs": {"scheduler": {"job_policy": "first", "freq": 1.0}}}, **SMALL)
     run = run_quiet(study, tmp_path / "run")
-    rows = read_evaluations(run)
+    rows = log_json(run)
     seeds = summary(run)["seeds"]
     assert rows[0]["kind"] == "baseline" and rows[0]["name"] == "fcfs" and rows[0]["generation"] == -1
     for r in rows:
@@ -83,9 +82,9 @@ def test_log_rows_hold_per_seed_values_and_their_means(tmp_path: Path) -> None:
 
 
 def test_failing_genome_is_logged_failed_and_run_completes(tmp_path: Path) -> None:
-    study = write_study(tmp_path, evaluator="paretosched.search.analytic:evaluate_flaky", **SMALL)
+    study = write_study(tmp_path, evaluator="tests.doubles:evaluate_flaky", **SMALL)
     run = run_quiet(study, tmp_path / "run")
-    rows = [r for r in read_evaluations(run) if r["kind"] == "search"]
+    rows = [r for r in log_json(run) if r["kind"] == "search"]
     failed = [r for r in rows if r["status"] == "failed"]
     assert failed, "the random job policy is sampled in generation 0"
     assert all(r["genome"]["scheduler.job_policy"] == "random" for r in failed)
@@ -133,18 +132,18 @@ def test_resume_refuses_a_run_another_twin_started(tmp_path: Path) -> None:
 
     run = run_quiet(write_study(tmp_path, **SMALL), tmp_path / "run")
     state = load_checkpoint(run)
-    assert state is not None and state["twin"] == twin_version()
-    state["done"] = False  # as if killed before the re-check
+    assert state is not None and state.twin == twin_version()
+    state.done = False  # as if killed before the re-check
     save_checkpoint(run, state)
     before = stable_rows(run)
     assert run_quiet(run, run, resume=True) == run  # same twin: resumes
     assert stable_rows(run) == before
 
-    state["twin"] = "0.0.1+twin.0"
+    state.twin = "0.0.1+twin.0"
     save_checkpoint(run, state)
     with pytest.raises(UserError, match=r"started with twin 0\.0\.1\+twin\.0, this paretosched is"):
         run_quiet(run, run, resume=True)
-    del state["twin"]  # a checkpoint older than the field: the summary says which twin wrote it
+    state.twin = None  # a checkpoint older than the field: the summary says which twin wrote it
     save_checkpoint(run, state)
     s = summary(run)
     s["versions"]["twin"] = "0.0.2+twin.0"
@@ -184,7 +183,7 @@ def _kill_when(proc: subprocess.Popen, log: Path, rows: int, delay: float, timeo
 @pytest.mark.slow
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     # 20 ms per simulation (12 genomes x 2 seeds per generation) so kills land inside a generation
-    kw = dict(SMALL, evaluator="paretosched.search.analytic:evaluate_slow", budget={"generations": 6})
+    kw = dict(SMALL, evaluator="tests.doubles:evaluate_slow", budget={"generations": 6})
     study = write_study(tmp_path, cache=False, **kw)
     ref = run_quiet(study, tmp_path / "ref")
 
@@ -204,12 +203,12 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     n_complete = log.read_bytes().count(b"\n")
     with open(log, "ab") as f:
         f.write(b'{"eval_id": 999, "kind": "sea')
-    assert len(read_evaluations(out)) == n_complete  # readers drop the torn line
+    assert len(log_json(out)) == n_complete  # readers drop the torn line
     proc = _start(out, out, resume=True, env=env)  # resume from the run dir alone
     assert proc.wait(timeout=120) == 0, proc.stderr.read().decode()
 
     _same_run(ref, out)
-    rows = read_evaluations(out)
+    rows = log_json(out)
     pairs = genome_seed_pairs(rows)
     assert len(pairs) == len(set(pairs)), "no (genome, seed) is logged twice"
     assert summary(out)["status"] == "done"
@@ -243,7 +242,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_sigterm_stops_the_workers_and_leaves_a_resumable_run(tmp_path: Path, monkeypatch) -> None:
     # each simulation sleeps 60 s: without stopping them, the workers would outlive the run by that
-    study = write_study(tmp_path, cache=False, evaluator="paretosched.search.analytic:evaluate_slow", **SMALL)
+    study = write_study(tmp_path, cache=False, evaluator="tests.doubles:evaluate_slow", **SMALL)
     out = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from paretosched.cli import main; sys.exit(main())",
                              "optimise", str(study), "--out", str(out), "--workers", "2", "--quiet"],

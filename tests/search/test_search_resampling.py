@@ -11,13 +11,12 @@ import pytest
 
 import conftest
 from paretosched.errors import UserError
-from paretosched.search.runlog import current_rows
+from paretosched.search.runlog import current_rows, read_evaluations
 from paretosched.search.resample import near_front
-from paretosched.search.runlog import read_evaluations
 from paretosched.search.study import extra_seeds, load_study
 from paretosched.sim.metrics import mean_metrics
 
-from conftest import run_quiet, stable_rows, summary, write_study
+from conftest import log_json, run_quiet, stable_rows, summary, write_study
 
 LUCKY = "paretosched.search.analytic:evaluate_lucky"
 RESAMPLED = dict(evaluator=LUCKY, budget={"generations": 4}, algorithm={"pop_size": 12}, seeds=2, recheck=2,
@@ -52,7 +51,7 @@ def test_resampling_options_are_validated(tmp_path: Path) -> None:
 
 def test_near_front_genomes_get_more_seeds_and_the_front_uses_all(tmp_path: Path) -> None:
     run = run_quiet(write_study(tmp_path, **RESAMPLED), tmp_path / "run")
-    s, rows = summary(run), read_evaluations(run)
+    s, rows = summary(run), log_json(run)
     by_id = {r["eval_id"]: r for r in rows}
     order = [*s["seeds"], *extra_seeds(load_study(run))]
     assert len(order) == 5 and not set(order) & set(s["recheck"]["seeds"])
@@ -66,7 +65,7 @@ def test_near_front_genomes_get_more_seeds_and_the_front_uses_all(tmp_path: Path
         assert r["objectives"] == {o: mean_metrics([p["metrics"] for p in r["per_seed"]])[o]
                                    for o in ("energy_kwh", "mean_bsld")}
     # the front: current rows only, each with all five seeds
-    current = {r["eval_id"] for r in current_rows(rows)}
+    current = {r.eval_id for r in current_rows(read_evaluations(run))}
     assert set(s["front"]) <= current and all(len(by_id[i]["seeds"]) == 5 for i in s["front"])
     # simulations: every per-seed result once; copied seeds are not counted again
     simulated = sum(len(r["seeds"]) - (len(by_id[r["supersedes"]]["seeds"]) if r["supersedes"] is not None else 0)
@@ -111,7 +110,7 @@ def test_the_evaluation_budget_counts_resampling(tmp_path: Path) -> None:
     last = s["generations"][-1]
     assert spent - last["resampled"] / 2 < 40 <= spent
     # so every front point has all its seeds, also those of the last generation
-    rows = {r["eval_id"]: r for r in read_evaluations(run)}
+    rows = {r["eval_id"]: r for r in log_json(run)}
     assert s["front"] and all(len(rows[i]["seeds"]) == 5 for i in s["front"])
     assert any(rows[i]["generation"] == last["generation"] for i in s["front"])
 
@@ -119,7 +118,7 @@ def test_the_evaluation_budget_counts_resampling(tmp_path: Path) -> None:
 def test_a_budget_of_one_generation_still_resamples_it(tmp_path: Path) -> None:
     run = run_quiet(write_study(tmp_path, **dict(RESAMPLED, budget={"evaluations": 12})), tmp_path / "run")
     s = summary(run)
-    rows = {r["eval_id"]: r for r in read_evaluations(run)}
+    rows = {r["eval_id"]: r for r in log_json(run)}
     assert s["n_told"] == 12 and s["n_resampled"] > 0 and len(s["generations"]) == 1
     assert len(s["front"]) >= 2 and all(len(rows[i]["seeds"]) == 5 for i in s["front"])
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from paretosched.search.runlog import read_evaluations
-from tests.search.conftest import run_quiet
+from tests.search.conftest import log_json, run_quiet
 
 JOBS = [{"submit_s": 0, "cores": 1, "run_s": 5, "bw_gbs": 24}, {"submit_s": 0, "cores": 1, "run_s": 5, "bw_gbs": 24},
         {"submit_s": 3, "cores": 2, "run_s": 8, "bw_gbs": 8}]
@@ -39,7 +38,7 @@ def test_rl_genes_decode_and_run(tmp_path: Path) -> None:
     study = tmp_path / "study.yaml"
     study.write_text(yaml.safe_dump(STUDY, sort_keys=False))
     run_dir = run_quiet(study, tmp_path / "run")
-    logged = read_evaluations(run_dir)
+    logged = log_json(run_dir)
     (fcfs,) = [r for r in logged if r["kind"] == "baseline"]
     assert fcfs["status"] == "ok" and fcfs["config"]["scheduler"]["kind"] == "classic"
     assert fcfs["config"]["scheduler"]["job_policy"] == "first" and "agent" not in fcfs["config"]["scheduler"]

@@ -9,21 +9,26 @@ from pathlib import Path
 import pytest
 
 from paretosched.search.optimise import optimise
-from paretosched.search.runlog import append_rows, atomic_write_text, read_evaluations, repair_log
+from paretosched.search.files import atomic_write_text
+from paretosched.search.runlog import Evaluation, append_rows, read_evaluations, repair_log
 
 from conftest import run_quiet, summary, write_study
 
 
+def _row(eid: int) -> Evaluation:
+    return Evaluation(eval_id=eid, kind="search", generation=0, seeds=[1], per_seed=[], status="ok")
+
+
 def test_torn_last_line_is_dropped_and_repaired(tmp_path: Path) -> None:
-    append_rows(tmp_path, [{"eval_id": 0}, {"eval_id": 1}])
+    append_rows(tmp_path, [_row(0), _row(1)])
     log = tmp_path / "evaluations.jsonl"
     with open(log, "ab") as f:
         f.write(b'{"eval_id": 2, "ki')
-    assert [r["eval_id"] for r in read_evaluations(tmp_path)] == [0, 1]
+    assert [r.eval_id for r in read_evaluations(tmp_path)] == [0, 1]
     assert repair_log(tmp_path) == len(b'{"eval_id": 2, "ki')
     assert log.read_bytes().endswith(b"}\n")
-    append_rows(tmp_path, [{"eval_id": 2}])
-    assert [r["eval_id"] for r in read_evaluations(log)] == [0, 1, 2]
+    append_rows(tmp_path, [_row(2)])
+    assert read_evaluations(log) == [_row(0), _row(1), _row(2)]
     assert repair_log(tmp_path) == 0
 
 
@@ -77,7 +82,7 @@ def test_the_bar_moves_within_a_generation_as_simulations_finish(tmp_path: Path,
 
     monkeypatch.setenv("PARETOSCHED_SLOW_S", "0.12")  # above tqdm's 0.1 s redraw interval
     study = write_study(tmp_path, budget={"generations": 1}, algorithm={"pop_size": 4}, seeds=2,
-                        evaluator="paretosched.search.analytic:evaluate_slow")
+                        evaluator="tests.doubles:evaluate_slow")
     err = _Terminal()
     with contextlib.redirect_stderr(err):
         optimise(str(study), out=str(tmp_path / "run"), quiet=False)

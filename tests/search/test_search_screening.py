@@ -56,7 +56,7 @@ def test_a_screened_run_simulates_only_what_it_keeps_and_repeats_itself(tmp_path
     assert stable_rows(one) == stable_rows(two)
     s = summary(one)
     assert s["n_told"] == 80 and all(g["evaluations"] % 10 == 0 for g in s["generations"])  # 10 per generation
-    search = [r for r in read_evaluations(one) if r["kind"] == "search" and r["supersedes"] is None]
+    search = [r for r in read_evaluations(one) if r.kind == "search" and r.supersedes is None]
     assert len(search) == 80  # the 20 unkept candidates per generation were never simulated
     plain = run_quiet(write_study(tmp_path, name="plain.yaml", **{k: v for k, v in SCREENED.items() if k != "screening"}),
                       tmp_path / "plain")

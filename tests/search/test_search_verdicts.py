@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import conftest
-from paretosched.search.runlog import read_evaluations
+from paretosched.search.summary import Summary, read_summary
 
-from conftest import run_quiet, stable_rows, summary, write_study
+import conftest
+from conftest import log_json, run_quiet, stable_rows, summary, write_study
 
 LUCKY = "paretosched.search.analytic:evaluate_lucky"
 # opt lies on the true front (freq 0.55); fcfs is far from it
@@ -33,7 +33,7 @@ def _dominates(a: dict[str, float], b: dict[str, float]) -> bool:
 
 def test_dominated_baselines_are_dominated_on_the_recheck_seeds(tmp_path: Path) -> None:
     run = run_quiet(write_study(tmp_path, **STUDY), tmp_path / "run")
-    s, rows = summary(run), {r["eval_id"]: r for r in read_evaluations(run)}
+    s, rows = summary(run), {r["eval_id"]: r for r in log_json(run)}
     rc = s["recheck"]
     assert len(rc["seeds"]) == 3 and not set(rc["seeds"]) & set(s["seeds"])
     # every front point and every baseline has a re-check row on exactly these seeds
@@ -78,14 +78,14 @@ def test_front_csv_carries_the_recheck_and_the_flags(tmp_path: Path) -> None:
 def test_a_run_killed_during_the_recheck_resumes_it_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kw = dict(STUDY, evaluator="conftest:evaluate_lucky_then_interrupt")
     whole = run_quiet(write_study(tmp_path, **kw), tmp_path / "whole")
-    n_recheck = sum(len(r["seeds"]) for r in read_evaluations(whole) if r["kind"] == "recheck")
+    n_recheck = sum(len(r["seeds"]) for r in log_json(whole) if r["kind"] == "recheck")
     total = summary(whole)["n_simulations"]
     monkeypatch.setitem(conftest.INTERRUPT_AFTER, "calls", 0)
     monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", total - n_recheck // 2)  # half-way through
     with pytest.raises(KeyboardInterrupt):
         run_quiet(write_study(tmp_path, **kw), tmp_path / "cut")
     assert summary(tmp_path / "cut")["status"] == "interrupted"
-    assert not [r for r in read_evaluations(tmp_path / "cut") if r["kind"] == "recheck"]
+    assert not [r for r in log_json(tmp_path / "cut") if r["kind"] == "recheck"]
     monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", 10**9)
     run_quiet(tmp_path / "cut", tmp_path / "cut", resume=True)
     assert stable_rows(tmp_path / "cut") == stable_rows(whole)
@@ -127,7 +127,7 @@ def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Pat
     rc = s["recheck"]
     assert rc["seeds"] == [] and rc["verdicts_on"] == "search seeds"
     assert all(p["objectives"] is None for p in rc["front"])
-    assert not [r for r in read_evaluations(run) if r["kind"] == "recheck"]
+    assert not [r for r in log_json(run) if r["kind"] == "recheck"]
     on_search = [n for n, b in s["baselines"].items() if b["dominated_on_search_seeds"]]
     assert rc["dominated_baselines"] == on_search and "fcfs" in on_search
     lines = list(csv.DictReader(io.StringIO((run / "front.csv").read_text())))  # front.csv says the same
@@ -135,7 +135,7 @@ def test_no_recheck_gives_the_search_seed_verdict_labelled_as_such(tmp_path: Pat
     assert any(x["dominated_by_baseline"] for x in lines)
     from paretosched.search.verdict import summary_table
 
-    assert "dominated on the search seeds: fcfs" in summary_table(s, str(run))
+    assert "dominated on the search seeds: fcfs" in summary_table(Summary.from_json(s, run), str(run))
 
 
 def test_a_one_seed_recheck_has_no_spread(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def test_a_one_seed_recheck_has_no_spread(tmp_path: Path) -> None:
     assert rc["median_rel_stderr"] == {"energy_kwh": None, "mean_bsld": None}
     from paretosched.search.verdict import summary_table
 
-    assert "+-" not in summary_table(summary(run), str(run))
+    assert "+-" not in summary_table(read_summary(run), str(run))
 
 
 def test_a_reference_point_below_the_front_is_warned_about(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_a_reference_point_below_the_front_is_warned_about(tmp_path: Path) -> No
     assert s["hv"] == 0
     from paretosched.search.verdict import summary_table
 
-    assert "warning: hypervolume 0: no front point is better than the reference point" in summary_table(s, str(run))
+    assert "warning: hypervolume 0: no front point is better than the reference point" in summary_table(Summary.from_json(s, run), str(run))
 
 
 def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) -> None:
@@ -172,7 +172,7 @@ def test_front_points_that_fall_behind_on_the_recheck_are_named(tmp_path: Path) 
 
     behind = [p for p in rc["front"] if p["dominated_by_front"]]
     assert behind  # this study has one: the check below is exercised
-    table = summary_table(s, str(run))
+    table = summary_table(Summary.from_json(s, run), str(run))
     assert ("fall behind other front points" in table) == bool(behind)
     for p in behind:
         assert f"{p['eval_id']} (by {', '.join(map(str, p['dominated_by_front']))})" in table
@@ -184,8 +184,8 @@ def test_the_table_says_when_results_came_from_the_cache(tmp_path: Path) -> None
     from paretosched.search.verdict import summary_table
 
     first = summary(run_quiet(study, tmp_path / "a"))
-    assert "came from the evaluation cache" not in summary_table(first, "a")
+    assert "came from the evaluation cache" not in summary_table(Summary.from_json(first, Path("a")), "a")
     again = summary(run_quiet(study, tmp_path / "b"))
     assert again["n_simulations"] == 0
     assert f"{again['n_cache_hits']} of {again['n_cache_hits']} seed results came from the evaluation cache" \
-        in summary_table(again, "b")
+        in summary_table(Summary.from_json(again, Path("b")), "b")

@@ -91,17 +91,17 @@ def test_dynamic_policies_pick_as_a_full_rerank_per_core(data):
     plat, _, cfg = _random_run(data, levers)
     policy = data.draw(st.sampled_from(["high_cores", "high_mem", "high_mem_bw"]))
     cfg = cfg.model_copy(update={"scheduler": cfg.scheduler.model_copy(update={"resource_policy": policy})})
-    original = policies.ResourceSelector._allocate_per_core
+    original = policies._Spreading.allocate
     calls = []
 
-    def checked(self, job, limits, mem_limits):
-        got = original(self, job, limits, mem_limits)
+    def checked(self, job, limits=None, mem_limits=None, ranked=None):
+        got = original(self, job, limits, mem_limits, ranked)
         assert got == _rerank_per_core(self, job, limits, mem_limits)
         calls.append(got is not None)
         return got
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(policies.ResourceSelector, "_allocate_per_core", checked)
+        m.setattr(policies._Spreading, "allocate", checked)
         res = simulate_or_reject(cfg, seed=data.draw(st.integers(0, 3)))
     assert any(calls) == (res.load["loaded"] > 0)  # every loaded job was placed by the policy
 
@@ -115,18 +115,85 @@ def test_dynamic_policies_rebuilding_the_index_every_call_changes_nothing(policy
                             "scheduler": {"job_policy": "first", "resource_policy": policy, "backfilling": "easy",
                                           "power_off_idle_s": 60.0}})
     kept = simulate(cfg, seed=1).metrics
-    original = policies.ResourceSelector._allocate_per_core
+    original = policies._Spreading.allocate
     calls = []
 
-    def checked(self, job, limits, mem_limits):
-        got = original(self, job, limits, mem_limits)
+    def checked(self, job, limits=None, mem_limits=None, ranked=None):
+        got = original(self, job, limits, mem_limits, ranked)
         assert got == _rerank_per_core(self, job, limits, mem_limits)
-        calls.append(len(self._dynamic.heap))
+        calls.append(len(self._index.heap))
         return got
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(spreading, "_HEAP_SLACK", 0)
         m.setattr(spreading, "_HEAP_MIN", 0)
-        m.setattr(policies.ResourceSelector, "_allocate_per_core", checked)
+        m.setattr(policies._Spreading, "allocate", checked)
         rebuilt = simulate(cfg, seed=1).metrics
     assert len(calls) >= 300 and rebuilt == kept
+
+
+# -- policies as strategy objects: one class per name the user writes ---------------------------
+
+def test_every_policy_name_in_the_config_has_exactly_one_strategy_class():
+    import random
+
+    from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES
+    from paretosched.sim import policies
+
+    assert sorted(policies.JOB_SELECTORS) == sorted(JOB_POLICIES)
+    assert sorted(policies.RESOURCE_SELECTORS) == sorted(RESOURCE_POLICIES)
+    assert all(c.name == n for n, c in policies.RESOURCE_SELECTORS.items())
+    rng = random.Random(0)
+    assert [type(policies.job_selector(n, rng)).__name__ for n in ("first", "random", "low_mem_bw")] == \
+        ["FirstCome", "RandomJob", "ByKey"]
+
+
+def _queue():
+    from types import SimpleNamespace as J
+
+    return [J(seq=0, req_time=50, size=4, mem=2.0, bw=1.0), J(seq=1, req_time=10, size=8, mem=1.0, bw=3.0),
+            J(seq=2, req_time=10, size=2, mem=3.0, bw=2.0)]
+
+
+@pytest.mark.parametrize("name,head,order", [("first", 0, [0, 1, 2]), ("shortest", 1, [1, 2, 0]),
+                                             ("smallest", 2, [2, 0, 1]), ("low_mem", 1, [1, 0, 2]),
+                                             ("low_mem_bw", 0, [0, 2, 1])])
+def test_job_policies_pick_by_their_key_ties_on_arrival(name, head, order):
+    import random
+
+    from paretosched.sim.policies import job_selector
+
+    sel, q = job_selector(name, random.Random(0)), _queue()
+    assert sel.head(q).seq == head and [j.seq for j in sel.order(q)] == order
+
+
+def test_random_job_policy_draws_from_the_runs_stream():
+    import random
+
+    from paretosched.sim.policies import job_selector
+
+    q = _queue()
+    a, b = random.Random(7), random.Random(7)
+    sel = job_selector("random", a)
+    assert sel.head(q) is q[b.randrange(3)]
+    shuffled = list(q)
+    b.shuffle(shuffled)
+    assert sel.order(q) == shuffled and [j.seq for j in q] == [0, 1, 2]  # the queue itself is not reordered
+
+
+def test_static_and_dynamic_rankings_on_a_twin():
+    import random
+
+    from paretosched.sim.policies import resource_selector
+    from paretosched.sim.run import prepare
+    from paretosched.sim.twin import Twin
+
+    cfg = config_from_dict({"platform": PLAT, "workload": {"jobs": [{"cores": 1, "run_s": 1}]}})
+    procs = Twin(prepare(cfg).platform, [], cfg.model, cfg.scheduler).procs
+    a, b = procs  # a: 1 core, b: 3 cores, same speed and power per core
+    gflops = resource_selector("high_gflops", procs, random.Random(0), None)
+    assert gflops.static and gflops.ranked() == [a, b] and sorted([b, a], key=gflops.rank_pos()) == [a, b]
+    cores = resource_selector("high_cores", procs, random.Random(0), None)
+    assert not cores.static and cores.ranked() == [b, a]
+    with pytest.raises(TypeError):
+        cores.rank_pos()

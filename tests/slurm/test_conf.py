@@ -102,7 +102,7 @@ def test_cli_import_exit_codes(tmp_path, capsys):
     assert (plat.spec.name, len(plat.nodes), plat.n_cores) == ("mini", 4, 64)
     assert node_names(plat.spec) == ["n1", "n2", "n3", "n4"]
     conf.write_text("NodeName=n1 CPUs=16\n")
-    assert main(["platform", "import", str(conf), "-o", str(out)]) == 2
+    assert main(["platform", "import", str(conf), "-o", str(out), "--force"]) == 2
     assert "slurm.conf:1: node n1 maps to no processor model" in capsys.readouterr().err
 
 

@@ -120,7 +120,7 @@ def test_cli_trace_import_and_workload_path(tmp_path, capsys):
     assert not is_sacct_dump(out)
     assert raw.submit == [0.0, 5.0] and raw.run == [60.0, 30.0] and raw.req_mem_kb == [524288.0, 524288.0]
     p.write_text("JobID|Submit\n1|x|y\n")
-    assert main(["trace", "import", str(p), "-o", str(out)]) == 2
+    assert main(["trace", "import", str(p), "-o", str(out), "--force"]) == 2
     assert "sacct.txt:1: sacct header lacks" in capsys.readouterr().err
 
 

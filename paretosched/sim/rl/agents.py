@@ -21,8 +21,6 @@ import numpy as np
 
 from paretosched.sim.rl.nets import MLP, Adam, softmax
 
-AGENT_KINDS = ("reinforce", "actor_critic", "tabular")
-
 
 def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
     out = np.empty_like(rewards, dtype=float)

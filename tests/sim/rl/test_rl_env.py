@@ -185,7 +185,8 @@ def test_train_command_writes_weights_curves_and_charts(tmp_path, capsys):
         "reward_timing": "instant", "episodes": 30}}))
     assert main(["train", str(cfg), "--out", str(tmp_path / "out" / "w.npz"), "--quiet", "--seed", "2"]) == 0
     out = tmp_path / "out"
-    assert {p.name for p in out.iterdir()} == {"w.npz", "w.curves.csv", "w.curves.json", "w.training.html"}
+    assert {p.name for p in out.iterdir()} == {"w.npz", "w.curves.csv", "w.curves.json", "w.training.html",
+                                              "plotly.min.js"}  # the chart page loads the shared plotly.js
     curves = json.loads((out / "w.curves.json").read_text())
     assert len(curves["loss"]) == 30 and curves["actions"] == THESIS_ACTIONS
     assert (out / "w.curves.csv").read_text().count("\n") == 31

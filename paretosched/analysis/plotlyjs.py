@@ -1,0 +1,49 @@
+"""plotly.js for the HTML pages: one `plotly.min.js` shared by the pages of a folder.
+
+Every page (report.html, explorer.html, run.html, training.html) inlined its own 4.6 MB copy.
+Now a page loads `plotly.min.js` from its own folder, written there once; a page opened without
+it says so instead of staying blank. plotly's own `include_plotlyjs="directory"` writes the same
+tag but only from `write_html` of a single figure, and never replaces a stale file: our pages
+hold several figures and outlive plotly upgrades. `standalone` inlines plotly.js for a page
+that must travel alone (mailed, attached).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from plotly.offline import get_plotlyjs
+
+PLOTLY_FILE = "plotly.min.js"
+
+# shown when the shared file is missing (the page was copied without it)
+_MISSING = ("<script>if (!window.Plotly) document.addEventListener('DOMContentLoaded', () => "
+            "document.body.insertAdjacentHTML('afterbegin', '<p style=\"color:#b00\">The charts need " + PLOTLY_FILE
+            + " next to this page: copy it along.</p>'));"
+            "</script>")
+
+
+def plotly_script(folder: Path, standalone: bool = False) -> str:
+    """The <script> elements that load plotly.js for a page in `folder` (writing the shared file)."""
+    js = get_plotlyjs()
+    if standalone:
+        return f"<script type=\"text/javascript\">{js}</script>"
+    write_shared(folder, js)
+    return f"<script src=\"{PLOTLY_FILE}\" charset=\"utf-8\"></script>{_MISSING}"
+
+
+def write_shared(folder: Path, js: str | None = None) -> Path:
+    """`folder/plotly.min.js`, written when missing or from another plotly version."""
+    js = get_plotlyjs() if js is None else js
+    path = Path(folder) / PLOTLY_FILE
+    data = js.encode("utf-8")
+    try:
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
+            return path
+    except FileNotFoundError:
+        pass
+    tmp = path.with_name(f".{PLOTLY_FILE}.{os.getpid()}.tmp")  # another command may write it at once
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return path

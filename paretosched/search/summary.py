@@ -1,0 +1,104 @@
+"""summary.json (docs/rundir.md): a run's progress, results and verdicts, as one typed record.
+
+This module is the only code that reads or writes the file. `Summary.from_json` reads every
+run written so far: each key is optional, and one missing or of the wrong type reads as its
+default, as in runs written before the key existed (analysis of an old or hand-edited run
+shows what is there instead of failing). A summary of a later `format` is refused. The
+nested blocks keep their documented JSON shape: `recheck` is `verdict.recheck_block`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, ClassVar
+
+from paretosched.errors import UserError
+from paretosched.search.files import read_json, write_json
+from paretosched.search.runlog import SUMMARY
+
+_NUMBER = (int, float)
+# the JSON type of each field, checked on reading (a bool is never a number here)
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "study": str, "status": str, "stop_reason": str, "objectives": list, "reference_point": dict,
+    "reference_point_source": str, "generations": list, "n_evaluations": int, "n_told": int, "n_failed": int,
+    "n_simulations": int, "n_cache_hits": int, "front": list, "hv": _NUMBER, "baselines": dict, "recheck": dict,
+    "n_resampled": int, "resampling": dict, "seeds": list, "elapsed_s": _NUMBER, "versions": dict, "files": dict,
+    "format": int}
+
+
+@dataclass
+class Summary:
+    """summary.json's fields, in the file's order (docs/rundir.md has their meaning)."""
+
+    FORMAT: ClassVar[int] = 1
+
+    study: str | None = None
+    status: str | None = None  # running | interrupted | done
+    stop_reason: str | None = None
+    objectives: list[dict[str, str]] = field(default_factory=list)  # [{"name", "sense"}]
+    reference_point: dict[str, float] | None = None  # natural sign
+    reference_point_source: str | None = None
+    generations: list[dict[str, Any]] = field(default_factory=list)
+    n_evaluations: int = 0
+    n_told: int = 0
+    n_failed: int = 0
+    n_simulations: int = 0
+    n_cache_hits: int = 0
+    front: list[int] = field(default_factory=list)  # eval ids in front order
+    hv: float | None = None
+    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    recheck: dict[str, Any] = field(default_factory=dict)
+    n_resampled: int = 0
+    resampling: dict[str, Any] | None = None
+    seeds: list[int] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    versions: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    format: int = 1
+
+    @property
+    def twin(self) -> str | None:
+        """The twin version that wrote the run."""
+        v = self.versions.get("twin")
+        return v if isinstance(v, str) else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], where: Path) -> Summary:
+        fmt = d.get("format", 1)
+        if fmt != cls.FORMAT:
+            raise UserError(f"{where}: format {fmt!r}; this paretosched reads summary format {cls.FORMAT} "
+                            "(analyse the run with the paretosched that wrote it)")
+        return cls(**{k: d[k] for k, kind in _TYPES.items()
+                      if isinstance(d.get(k), kind) and not isinstance(d[k], bool)})
+
+
+def write_summary(run_dir: Path, summary: Summary) -> None:
+    write_json(run_dir / SUMMARY, summary.to_json())
+
+
+def read_summary(run_dir: Path) -> Summary | None:
+    """The run's summary; None when it has none (a run killed before its first generation); a
+    damaged file is a one-line UserError (`runlog.read_json`)."""
+    path = run_dir / SUMMARY
+    value = read_json(path)
+    if value is None:
+        return None
+    return Summary.from_json(value, path)
+
+
+def mark_interrupted(run_dir: Path) -> None:
+    """Say in the summary that the session stopped early (the last complete summary otherwise)."""
+    try:
+        summary = read_summary(run_dir)
+    except UserError:
+        return
+    if summary is not None and summary.status == "running":
+        summary.status = "interrupted"
+        try:
+            write_summary(run_dir, summary)
+        except OSError:  # e.g. the full disk that stopped the run: report that error, not this one
+            pass
