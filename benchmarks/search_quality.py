@@ -22,6 +22,8 @@ discount, width, depth, episodes, observation, reward weight and timing, action 
 
     python benchmarks/search_quality.py --problem classic --budget 200 --reps 10 --json out.json
     python benchmarks/search_quality.py --problem rl --budget 200 --reps 3
+    python benchmarks/search_quality.py --merge r0.json r1.json lever=lever.json   # pool finished runs
+    python benchmarks/search_quality.py --problem classic --prefix-correlation 0.1,0.25,0.5 --unit-cpu 1
 """
 
 from __future__ import annotations
@@ -222,7 +224,7 @@ def _suggest(trial: Any, path: str, g: Any) -> Any:
 
 class _CpuBoundRun(SearchRun):
     """paretosched's own search loop, stopped (between generations, as every budget) once the
-    simulations it logged cost `cpu_budget` CPU seconds."""
+    simulations it logged cost `cpu_budget` CPU seconds (set after construction)."""
 
     cpu_budget = 0.0
 
@@ -241,16 +243,17 @@ def log_ledger(study: Study, run_dir: Path) -> Ledger:
     return led
 
 
-def run_paretosched(study_file: Path, study: Study, engine: Engine, budget: float, out: Path) -> Ledger:
+def run_paretosched(study: Study, engine: Engine, budget: float, out: Path) -> Ledger:
     from paretosched.yamlio import dump_yaml
 
     # the re-check is the benchmark's, the same for every method; the search is the default
     run_study = study.model_copy(update={"recheck": []})
     out.mkdir(parents=True, exist_ok=True)
     (out / STUDY_FILE).write_text(dump_yaml(run_study.model_dump(mode="json"), sort_keys=False))
-    runner = type("Run", (_CpuBoundRun,), {"cpu_budget": budget})
+    runner = _CpuBoundRun(run_study, out, engine, True)
+    runner.cpu_budget = budget
     with contextlib.redirect_stderr(io.StringIO()):
-        runner(run_study, out, engine, True).execute()
+        runner.execute()
     return log_ledger(study, out)
 
 
@@ -432,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 if m == "paretosched":
                     pstudy = load_study_with(sfile, extra) if extra else study
-                    led = run_paretosched(sfile, pstudy, engine, budget, work / f"paretosched-{rep}")
+                    led = run_paretosched(pstudy, engine, budget, work / f"paretosched-{rep}")
                 elif m == "random":
                     led = run_random(study, engine, budget, rep)
                 elif m == "pymoo-ga":
