@@ -1,14 +1,29 @@
-"""Search quality and parallel efficiency on the twin (prints ratios; never asserts).
+"""Search quality per CPU second (issue 17): what users get, at equal simulation cost.
 
-NSGA-II (paretosched optimise) vs random search vs grid search, and Optuna's NSGA-II and
-TPE samplers when optuna is installed, on the gaia platform with a 1000-job window of a
-real trace, at the same evaluation budget, each repeated with 3 seeds. Every method's
-front is scored by hypervolume against ONE reference point (worst pooled value of each
-objective over all methods' evaluations + 10% of the range), so the numbers compare.
-Then the parallel efficiency: evaluations per second with 2 workers over 1.
+Quality = hypervolume of the *re-checked* front: each method's front (on the search seeds) is
+re-simulated on fresh seeds, and its hypervolume is taken with the reference point at the
+re-checked objectives of the production baseline (FCFS + EASY), so only trade-offs that beat
+today's scheduler on both objectives count. Cost = simulation CPU seconds (time.process_time
+around each simulation, logged as an extra metric `cpu_s`): the budget is N evaluation-
+equivalents, N x the CPU seconds of one default evaluation (the study's base config on one seed)
+measured once up front. Every method's history is cut where its cumulative CPU would pass the
+budget, so no method gains from the overshoot of its last batch; a (config, seed) a method
+already simulated costs it nothing again (paretosched's log serves repeats the same way).
 
-    python benchmarks/search_quality.py --budget 200            # quick look
-    python benchmarks/search_quality.py --budget 1000 --reps 3  # the real comparison (long)
+Peers, each `--reps` times (repetition r = study seed r: same search and fresh seeds for all):
+random search, Optuna's TPE (multi-objective) and NSGA-II samplers (optional: `pip install
+'paretosched[bench]'`), pymoo's MixedVariableGA with rank-and-crowding survival (random parent
+selection, pymoo's defaults), and paretosched's default (`optimise` on the study with no search
+option set). Then a one-sided Mann-Whitney U test of paretosched's default against each peer.
+
+Problems: `classic` (gaia; SDSC-BLUE job lines 10,000-10,999; policies, EASY, switch-off, DVFS,
+bandwidth cap) and `rl` (gaia-mini, HPC2N job lines 2,400-2,999; 16 genes: learner, learning rate,
+discount, width, depth, episodes, observation, reward weight and timing, action subset, EASY, levers).
+
+    python benchmarks/search_quality.py --problem classic --budget 200 --reps 10 --json out.json
+    python benchmarks/search_quality.py --problem rl --budget 200 --reps 3
+    python benchmarks/search_quality.py --merge r0.json r1.json lever=lever.json   # pool finished runs
+    python benchmarks/search_quality.py --problem classic --prefix-correlation 0.1,0.25,0.5 --unit-cpu 1
 """
 
 from __future__ import annotations
@@ -16,141 +31,184 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import itertools
 import json
-import math
+import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import yaml
 
-from paretosched.errors import UserError
 from paretosched.search import pareto
 from paretosched.search.cache import Cache
 from paretosched.search.evaluate import Engine
-from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, IntGene
-from paretosched.search.optimise import optimise
+from paretosched.search.genes import BoolGene, FloatGene, IntGene
+from paretosched.search.optimise import SearchRun
 from paretosched.search.runlog import read_evaluations
-from paretosched.search.space import SearchSpace
-from paretosched.search.study import Study, load_study
+from paretosched.search.space import SearchSpace, canonical
+from paretosched.search.study import STUDY_FILE, Study, baseline_config, load_study
 
-DEFAULT_TRACE = "/work/shared/workloads/HPC2N-2002-2.2-cln.swf.gz"
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent.parent / "shared" / "workloads"  # /work/wt/NAME/benchmarks -> /work/shared
+EVALUATOR = "search_quality:timed_evaluate"
+METHODS = ("paretosched", "random", "pymoo-ga", "optuna-tpe", "optuna-nsga2")
+
+CLASSIC_GENES = {
+    "scheduler.job_policy": {"type": "choice", "values": ["random", "first", "shortest", "smallest", "low_mem", "low_mem_bw"]},
+    "scheduler.resource_policy": {"type": "choice", "values": ["random", "high_gflops", "high_cores", "high_mem", "high_mem_bw", "low_power"]},
+    "scheduler.backfilling": {"type": "bool", "values": ["none", "easy"]},
+    "scheduler.power_off_idle_s": {"type": "choice", "values": [None, 60, 600, 3600, 14400]},
+    "scheduler.freq": {"type": "float", "low": 0.5, "high": 1.0},
+    "scheduler.bw_cap": {"type": "choice", "values": [None, 0.75, 1.0, 1.5]},
+}
+RL_GENES = {
+    "scheduler.agent": {"type": "choice", "values": ["reinforce", "actor_critic", "tabular"]},
+    "scheduler.learning_rate": {"type": "float", "low": 0.0001, "high": 0.1, "log": True},
+    "scheduler.gamma": {"type": "float", "low": 0.0, "high": 1.0},
+    "scheduler.hidden_units": {"type": "int", "low": 4, "high": 128, "log": True},
+    "scheduler.hidden_layers": {"type": "int", "low": 0, "high": 3},
+    "scheduler.episodes": {"type": "int", "low": 1, "high": 6},
+    "scheduler.observation": {"type": "choice", "values": ["minimal", "small", "normal"]},
+    "scheduler.reward_weight": {"type": "float", "low": 0.0, "high": 1.0},
+    "scheduler.reward_timing": {"type": "choice", "values": ["job", "interval", "instant"]},
+    "scheduler.allow_job_random": {"type": "bool"},
+    "scheduler.allow_job_shortest": {"type": "bool"},
+    "scheduler.allow_res_random": {"type": "bool"},
+    "scheduler.allow_res_low_power": {"type": "bool"},
+    "scheduler.backfilling": {"type": "bool", "values": ["none", "easy"]},
+    "scheduler.power_off_idle_s": {"type": "choice", "values": [None, 60.0, 600.0, 3600.0, 14400.0]},
+    "scheduler.freq": {"type": "float", "low": 0.5, "high": 1.0},
+}
+PROBLEMS: dict[str, dict[str, Any]] = {
+    "classic": {"trace": str(SHARED / "SDSC-BLUE-2000-4.2-cln.swf.gz"), "first_job": 10000, "n_jobs": 1000,
+                "platform": "gaia", "mode": "hdeeprm", "genes": CLASSIC_GENES, "recheck": 4,
+                "scheduler": {"kind": "classic", "job_policy": "first", "resource_policy": "high_gflops", "backfilling": "easy"},
+                "production": {"scheduler": {"job_policy": "first", "resource_policy": "high_gflops", "backfilling": "easy"}}},
+    # the default evaluation trains 3 episodes: the middle of the searched 1-6, so N evaluation-
+    # equivalents buy about N genomes (the RL default of 20 episodes would make the unit 5x a genome)
+    "rl": {"trace": "builtin:hpc2n-3k.swf.gz", "first_job": 2400, "n_jobs": 600, "platform": "gaia-mini",
+           "mode": "trace", "genes": RL_GENES, "recheck": 4,
+           "scheduler": {"kind": "rl", "reward": "energy_slowdown", "train_window_count": 3, "episodes": 3},
+           "production": {"scheduler": {"actions": ["first-high_gflops"], "backfilling": "easy", "episodes": 0}}},
+}
 
 
-def gaia_study(trace: str, first_job: int, n_jobs: int, budget: int, pop: int, seed: int) -> dict[str, Any]:
+def timed_evaluate(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    """The twin's metrics plus `cpu_s`, the simulation's CPU seconds (this process, all threads)."""
+    from paretosched.search.twin import evaluate
+
+    t0 = time.process_time()
+    metrics = evaluate(cfg, seed)
+    return {**metrics, "cpu_s": time.process_time() - t0}
+
+
+def study_dict(problem: str, trace: str, first_job: int, n_jobs: int, rep: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The benchmark's study for one repetition: nothing set that a user would not set."""
+    p = PROBLEMS[problem]
     return {
-        "name": f"gaia-quality-{seed}",
-        "base": {"platform": "gaia", "workload": {"path": trace, "mode": "hdeeprm", "first_job": first_job, "n_jobs": n_jobs}},
-        "search": {
-            "scheduler.job_policy": {"type": "choice", "values": ["random", "first", "shortest", "smallest", "low_mem", "low_mem_bw"]},
-            "scheduler.resource_policy": {"type": "choice", "values": ["random", "high_gflops", "high_cores", "high_mem", "high_mem_bw", "low_power"]},
-            "scheduler.backfilling": {"type": "bool", "values": ["none", "easy"]},
-            "scheduler.power_off_idle_s": {"type": "float", "low": 30.0, "high": 7200.0, "log": True},
-            "scheduler.freq": {"type": "float", "low": 0.5, "high": 1.0},
-        },
-        "objectives": ["energy_kwh", "mean_bsld"],
-        "seeds": 1, "seed": seed, "recheck": 0,
-        "budget": {"evaluations": budget},
-        "algorithm": {"pop_size": pop},
+        "name": f"quality-{problem}-{rep}",
+        "base": {"platform": p["platform"], "model": {"interference": "thesis"}, "scheduler": p["scheduler"],
+                 "workload": {"path": trace, "mode": p["mode"], "first_job": first_job, "n_jobs": n_jobs}},
+        "search": p["genes"], "objectives": ["energy_kwh", "mean_bsld"], "seeds": 1, "seed": rep,
+        "recheck": p["recheck"], "budget": {"evaluations": 10**6}, "evaluator": EVALUATOR, **(extra or {}),
     }
 
 
 # ---------------------------------------------------------------------------------------------
-# methods: each returns the minimisation-form objective vectors of its evaluations
+# a method's history: every evaluation in order, with what it cost this method
 
-def _objectives(study: Study, results: list[list[Any]]) -> np.ndarray:
+@dataclass
+class Event:
+    key: str                 # canonical config
+    config: dict[str, Any]
+    F: np.ndarray | None     # minimisation-form mean objectives so far (None: failed)
+    cost: float              # CPU seconds of the simulations this event added
+
+
+class Ledger:
+    """Per-method accounting: a (config, seed) costs its CPU the first time this method runs it."""
+
+    def __init__(self, study: Study) -> None:
+        self.study, self.seen, self.events = study, set(), []  # type: ignore[var-annotated]
+
+    @property
+    def spent(self) -> float:
+        return sum(e.cost for e in self.events)
+
+    def add(self, config: dict[str, Any], per_seed: list[tuple[int, dict[str, float] | None, float]]) -> Event:
+        key, cost = canonical(config), 0.0
+        for seed, metrics, wall in per_seed:
+            if (key, seed) not in self.seen:
+                self.seen.add((key, seed))
+                cost += metrics["cpu_s"] if metrics else wall
+        ok = [m for _, m, _ in per_seed if m is not None]
+        F = (self.study.signs * np.array([np.mean([m[o] for m in ok]) for o in self.study.objective_names])
+             if ok and len(ok) == len(per_seed) else None)
+        self.events.append(Event(key, config, F, cost))
+        return self.events[-1]
+
+
+def evaluate_genomes(led: Ledger, space: SearchSpace, engine: Engine, genomes: list[dict[str, Any]]) -> list[Event]:
+    seeds = list(led.study.seeds)  # type: ignore[arg-type]
+    configs = [space.config(g) for g in genomes]
+    flat = engine.evaluate([(c, s) for c in configs for s in seeds])
     out = []
-    for per_seed in results:
-        if all(r.status == "ok" for r in per_seed):
-            out.append([np.mean([r.metrics[o] for r in per_seed]) for o in study.objective_names])
-    return study.signs * np.array(out, dtype=float) if out else np.empty((0, len(study.signs)))
+    for i, c in enumerate(configs):
+        rs = flat[i * len(seeds):(i + 1) * len(seeds)]
+        out.append(led.add(c, [(r.seed, r.metrics if r.status == "ok" else None, r.wall_s) for r in rs]))
+    return out
 
 
-def _evaluate_genomes(study: Study, space: SearchSpace, engine: Engine, genomes: list[dict[str, Any]]) -> np.ndarray:
-    seeds = list(study.seeds)  # type: ignore[arg-type]
-    tasks = [(space.config(g), s) for g in genomes for s in seeds]
-    flat = engine.evaluate(tasks)
-    return _objectives(study, [flat[i * len(seeds):(i + 1) * len(seeds)] for i in range(len(genomes))])
-
-
-def run_nsga2(study_file: Path, out: Path, workers: int) -> np.ndarray:
-    with contextlib.redirect_stderr(io.StringIO()):
-        # an earlier run of the benchmark in the same --out is resumed (a finished one is just read)
-        try:
-            run = optimise(str(study_file), out=str(out), workers=workers, quiet=True, resume=out.exists())
-        except UserError as exc:
-            if "every evaluation failed" not in str(exc):
-                raise
-            run = out  # scored like the other methods: no successful point
-    study = load_study(run)
-    rows = [r for r in read_evaluations(run) if r.kind == "search" and r.ok]
-    return study.signs * np.array([r.objective_values(study.objective_names) for r in rows])
-
-
-def run_random(study: Study, engine: Engine, budget: int, rep: int) -> np.ndarray:
+def run_random(study: Study, engine: Engine, budget: float, rep: int) -> Ledger:
     from pymoo.core.mixed import MixedVariableSampling
     from pymoo.core.problem import Problem
 
-    space = SearchSpace(study)
-    problem = Problem(vars=space.pymoo_vars(), n_obj=2)
-    X = MixedVariableSampling()(problem, budget, random_state=np.random.default_rng(1000 + rep)).get("X")
-    return _evaluate_genomes(study, space, engine, [space.decode(x) for x in X])
+    space, led = SearchSpace(study), Ledger(study)
+    problem, rng = Problem(vars=space.pymoo_vars(), n_obj=2), np.random.default_rng(1000 + rep)
+    while led.spent < budget:
+        X = MixedVariableSampling()(problem, 10, random_state=rng).get("X")
+        evaluate_genomes(led, space, engine, [space.decode(x) for x in X])
+    return led
 
 
-def run_grid(study: Study, engine: Engine, budget: int, rep: int) -> np.ndarray:
-    """Full factorial over choices, k levels per numeric gene (k as large as the budget allows);
-    when even k=2 overflows the budget, a seeded subsample of the grid."""
-    space = SearchSpace(study)
-    discrete = [len(g.values) if isinstance(g, ChoiceGene) else 2 for g in space.genes.values()
-                if isinstance(g, (ChoiceGene, BoolGene))]
-    n_num = sum(isinstance(g, (FloatGene, IntGene)) for g in space.genes.values())
-    k = max(2, int((budget / max(1, math.prod(discrete))) ** (1 / max(1, n_num)))) if n_num else 1
-    axes = []
-    for g in space.genes.values():
-        if isinstance(g, (FloatGene, IntGene)):
-            lo, hi = (math.log(g.low), math.log(g.high)) if g.log else (g.low, g.high)
-            axes.append(list(np.linspace(lo, hi, k)))
-        elif isinstance(g, BoolGene):
-            axes.append([False, True])
-        else:
-            axes.append(list(range(len(g.values))))
-    grid = [dict(zip(space.paths, combo)) for combo in itertools.product(*axes)]
-    if len(grid) > budget:
-        pick = np.random.default_rng(2000 + rep).choice(len(grid), size=budget, replace=False)
-        grid = [grid[i] for i in sorted(pick)]
-    return _evaluate_genomes(study, space, engine, [space.decode(x) for x in grid])
+def run_pymoo_ga(study: Study, engine: Engine, budget: float, rep: int) -> Ledger:
+    """pymoo's mixed-variable GA with NSGA-II's survival, ask/tell, pymoo's defaults otherwise."""
+    from pymoo.core.mixed import MixedVariableGA
+    from pymoo.core.problem import Problem
+    from pymoo.core.termination import NoTermination
+    from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
+
+    space, led = SearchSpace(study), Ledger(study)
+    algo = MixedVariableGA(pop_size=study.algorithm.pop_size, survival=RankAndCrowding(), seed=2000 + rep)
+    algo.setup(Problem(vars=space.pymoo_vars(), n_obj=2), termination=NoTermination())
+    while led.spent < budget:
+        pop = algo.ask()
+        evs = evaluate_genomes(led, space, engine, [space.decode(x) for x in pop.get("X")])
+        pop.set("F", np.array([e.F if e.F is not None else np.full(2, 1e30) for e in evs]))
+        algo.tell(infills=pop)
+    return led
 
 
-def run_optuna(study: Study, engine: Engine, budget: int, rep: int, sampler_name: str, batch: int) -> np.ndarray:
+def run_optuna(study: Study, engine: Engine, budget: float, rep: int, sampler_name: str) -> Ledger:
     import optuna  # type: ignore[import-not-found]
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = (optuna.samplers.NSGAIISampler(seed=rep, population_size=batch) if sampler_name == "nsga2"
-               else optuna.samplers.TPESampler(seed=rep))
-    ost = optuna.create_study(directions=["minimize"] * len(study.signs), sampler=sampler)
-    space = SearchSpace(study)
-    done: list[np.ndarray] = []
-    while sum(len(d) for d in done) < budget:
-        n = min(batch, budget - sum(len(d) for d in done))
-        trials = [ost.ask() for _ in range(n)]
-        genomes = [{p: _suggest(t, p, g) for p, g in space.genes.items()} for t in trials]
-        seeds = list(study.seeds)  # type: ignore[arg-type]
-        flat = engine.evaluate([(space.config(g), s) for g in genomes for s in seeds])
-        for i, t in enumerate(trials):
-            per = flat[i * len(seeds):(i + 1) * len(seeds)]
-            F = _objectives(study, [per])
-            if len(F):
-                ost.tell(t, list(F[0]))
-                done.append(F)
-            else:
-                ost.tell(t, state=optuna.trial.TrialState.FAIL)
-                done.append(np.empty((1, 0)))
-    good = [d for d in done if d.shape[1]]
-    return np.vstack(good) if good else np.empty((0, len(study.signs)))
+    sampler = (optuna.samplers.NSGAIISampler(seed=3000 + rep) if sampler_name == "nsga2"
+               else optuna.samplers.TPESampler(seed=4000 + rep, multivariate=True))
+    ost = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
+    space, led = SearchSpace(study), Ledger(study)
+    while led.spent < budget:
+        trial = ost.ask()
+        ev = evaluate_genomes(led, space, engine, [{p: _suggest(trial, p, g) for p, g in space.genes.items()}])[0]
+        if ev.F is None:
+            ost.tell(trial, state=optuna.trial.TrialState.FAIL)
+        else:
+            ost.tell(trial, list(ev.F))
+    return led
 
 
 def _suggest(trial: Any, path: str, g: Any) -> Any:
@@ -158,122 +216,288 @@ def _suggest(trial: Any, path: str, g: Any) -> Any:
         return trial.suggest_float(path, g.low, g.high, log=g.log)
     if isinstance(g, IntGene):
         return trial.suggest_int(path, g.low, g.high, log=g.log)
-    if isinstance(g, BoolGene):
-        vals = g.values if g.values is not None else [False, True]
-        return trial.suggest_categorical(path, vals)
-    return trial.suggest_categorical(path, g.values)
+    if isinstance(g, BoolGene):  # the genome holds a bool gene's value ('none'/'easy'), as space.decode
+        return trial.suggest_categorical(path, g.values if g.values is not None else [False, True])
+    # optuna's categorical takes None but not mixed lists well in its distance: index, then decode
+    return g.values[trial.suggest_categorical(path, list(range(len(g.values))))]
 
 
-def front_nadir_scores(points: dict[str, list[np.ndarray]]) -> dict[str, list[float]]:
-    """Per repetition: HV against the nadir of the pooled front of all methods (+ 10% of its
-    range), over the volume of the box from the pooled ideal point to that reference. Unlike the
-    pooled-worst reference, this weighs the whole front rather than mostly its lowest-energy end."""
-    out: dict[str, list[float]] = {m: [] for m in points}
-    for rep in range(max(len(fs) for fs in points.values())):
-        Fs = {m: fs[rep] for m, fs in points.items() if len(fs[rep])}
-        if not Fs:  # no method has a successful evaluation in this repetition
-            for m in points:
-                out[m].append(0.0)
-            continue
-        pooled = np.vstack(list(Fs.values()))
-        front = pooled[pareto.front_indices(pooled)]
-        ideal, nadir = front.min(axis=0), front.max(axis=0)
-        ref = nadir + pareto.REF_MARGIN * np.where(nadir > ideal, nadir - ideal, 1.0)
-        box = float(np.prod(ref - ideal))
-        for m in points:
-            F = Fs.get(m)
-            out[m].append(pareto.hypervolume(F[pareto.front_indices(F)], ref) / box if F is not None else 0.0)
-    return out
+class _CpuBoundRun(SearchRun):
+    """paretosched's own search loop, stopped (between generations, as every budget) once the
+    simulations it logged cost `cpu_budget` CPU seconds (set after construction)."""
+
+    cpu_budget = 0.0
+
+    def _stop_reason(self) -> str | None:
+        if (reason := super()._stop_reason()) is not None:
+            return reason
+        return "cpu_s" if log_ledger(self.study, self.run_dir).spent >= self.cpu_budget else None
+
+
+def log_ledger(study: Study, run_dir: Path) -> Ledger:
+    """A run's search rows as a method history (a resampled genome's later rows carry its new mean)."""
+    led = Ledger(study)
+    for row in read_evaluations(run_dir):
+        if row.kind == "search":
+            led.add(row.config, [(s.seed, s.metrics if s.status == "ok" else None, s.wall_s) for s in row.per_seed])
+    return led
+
+
+def run_paretosched(study: Study, engine: Engine, budget: float, out: Path) -> Ledger:
+    from paretosched.yamlio import dump_yaml
+
+    # the re-check is the benchmark's, the same for every method; the search is the default
+    run_study = study.model_copy(update={"recheck": []})
+    out.mkdir(parents=True, exist_ok=True)
+    (out / STUDY_FILE).write_text(dump_yaml(run_study.model_dump(mode="json"), sort_keys=False))
+    runner = _CpuBoundRun(run_study, out, engine, True)
+    runner.cpu_budget = budget
+    with contextlib.redirect_stderr(io.StringIO()):
+        runner.execute()
+    return log_ledger(study, out)
 
 
 # ---------------------------------------------------------------------------------------------
+# scoring
 
-def parallel_efficiency(study: Study, n: int) -> float:
-    """Evaluations/s with 2 workers over 1, on the same n uncached random genomes."""
-    rates = []
-    for workers in (1, 2):
-        with Engine(study.evaluator, workers, cache=Cache(None)) as engine:
-            run_random(study, engine, workers, rep=98)  # warm-up: start the pool, load inputs per worker
-            t0 = time.perf_counter()
-            run_random(study, engine, n, rep=99)
-            rates.append(n / (time.perf_counter() - t0))
-    print(f"parallel: {rates[0]:.2f} evals/s with 1 worker, {rates[1]:.2f} with 2 -> speed-up {rates[1] / rates[0]:.2f}x "
-          f"(efficiency {rates[1] / rates[0] / 2:.0%})")
-    return rates[1] / rates[0]
+def cut(led: Ledger, budget: float) -> tuple[list[Event], float]:
+    """The history up to the last event whose cumulative cost stays within the budget."""
+    spent, out = 0.0, []
+    for e in led.events:
+        if spent + e.cost > budget:
+            break
+        spent += e.cost
+        out.append(e)
+    return out, spent
+
+
+def front_configs(events: list[Event]) -> list[dict[str, Any]]:
+    latest: dict[str, Event] = {}
+    for e in events:
+        latest[e.key] = e
+    ok = [e for e in latest.values() if e.F is not None]
+    if not ok:
+        return []
+    F = np.array([e.F for e in ok])
+    return [ok[i].config for i in pareto.front_indices(F)]
+
+
+def recheck_F(study: Study, engine: Engine, configs: list[dict[str, Any]]) -> np.ndarray:
+    """Mean minimisation-form objectives of each config on the study's fresh seeds (failures dropped)."""
+    seeds = list(study.recheck or [])  # type: ignore[arg-type]
+    flat = engine.evaluate([(c, s) for c in configs for s in seeds])
+    out = []
+    for i in range(len(configs)):
+        rs = flat[i * len(seeds):(i + 1) * len(seeds)]
+        if all(r.status == "ok" for r in rs):
+            out.append(study.signs * np.array([np.mean([r.metrics[o] for r in rs]) for o in study.objective_names]))
+    return np.array(out).reshape(-1, len(study.signs))
+
+
+def rechecked_hv(F: np.ndarray, ref: np.ndarray) -> float:
+    """HV of the points that beat `ref` on every objective (0 when none does)."""
+    better = F[np.all(F < ref, axis=1)] if len(F) else F
+    return pareto.hypervolume(better[pareto.front_indices(better)], ref) if len(better) else 0.0
+
+
+def unit_cpu(study: Study, fn: Callable[..., dict[str, float]], how: str) -> float:
+    """CPU seconds of one evaluation-equivalent, on the first search seed, after a warm-up that
+    parses the inputs (paid once per worker, not per evaluation). `default`: the base config;
+    `sample`: the mean of 8 seeded random genomes (the base config is 2-4x cheaper than a typical
+    genome on both problems, so its cost would make "200 evaluations" buy 50-100)."""
+    seed = list(study.seeds)[0]  # type: ignore[arg-type]
+    fn(study.base, seed)
+    if how == "default":
+        return float(fn(study.base, seed)["cpu_s"])
+    from pymoo.core.mixed import MixedVariableSampling
+    from pymoo.core.problem import Problem
+
+    space = SearchSpace(study)
+    X = MixedVariableSampling()(Problem(vars=space.pymoo_vars(), n_obj=2), 8, random_state=np.random.default_rng(0)).get("X")
+    costs = []
+    for x in X:
+        try:
+            costs.append(float(fn(space.config(space.decode(x)), seed)["cpu_s"]))
+        except Exception:  # noqa: BLE001 - a failing genome is not a unit of cost
+            continue
+    return float(np.mean(costs))
+
+
+def p_values(hv: dict[str, list[float]], ours: str = "paretosched") -> dict[str, float]:
+    from scipy.stats import mannwhitneyu
+
+    return {m: float(mannwhitneyu(hv[ours], v, alternative="greater").pvalue)
+            for m, v in hv.items() if m != ours and len(v) and len(hv[ours])}
+
+
+def prefix_correlation(study: Study, engine: Engine, fractions: list[float], n: int) -> None:
+    """How well a genome set's ranking on the first k% of the window predicts its ranking on the
+    whole window (lever 1's premise): Spearman and Kendall per objective, and of the
+    non-dominated sorting rank, over n seeded random genomes on the first search seed."""
+    from pymoo.core.mixed import MixedVariableSampling
+    from pymoo.core.problem import Problem
+    from scipy.stats import kendalltau, spearmanr
+
+    space, seed = SearchSpace(study), list(study.seeds)[0]  # type: ignore[arg-type]
+    X = MixedVariableSampling()(Problem(vars=space.pymoo_vars(), n_obj=2), n, random_state=np.random.default_rng(5)).get("X")
+    configs = [space.config(space.decode(x)) for x in X]
+    full_jobs = study.base["workload"]["n_jobs"]  # type: ignore[index]
+
+    def objectives(frac: float) -> tuple[np.ndarray, float]:
+        cs = [{**c, "workload": {**c["workload"], "n_jobs": max(1, round(frac * full_jobs))}} for c in configs]
+        rs = engine.evaluate([(c, seed) for c in cs])
+        F = np.array([[r.metrics[o] if r.status == "ok" else np.nan for o in study.objective_names] for r in rs])
+        return F, sum(r.metrics["cpu_s"] for r in rs if r.status == "ok")
+
+    full, full_cpu = objectives(1.0)
+    for frac in fractions:
+        F, cpu = objectives(frac)
+        ok = ~(np.isnan(F).any(axis=1) | np.isnan(full).any(axis=1))
+        cells = []
+        for k, o in enumerate(study.objective_names):
+            cells.append(f"{o} rho {spearmanr(F[ok, k], full[ok, k])[0]:.2f} tau {kendalltau(F[ok, k], full[ok, k])[0]:.2f}")
+        ranks = [pareto.ranks(study.signs * G[ok]) for G in (F, full)]
+        cells.append(f"front rank rho {spearmanr(*ranks)[0]:.2f} tau {kendalltau(*ranks)[0]:.2f}")
+        print(f"prefix {frac:.0%} ({cpu / full_cpu:.0%} of the CPU), {ok.sum()} genomes: " + "; ".join(cells))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trace", default=DEFAULT_TRACE, help="SWF trace (default: HPC2N of /work/shared/workloads)")
-    ap.add_argument("--first-job", type=int, default=10000)
-    ap.add_argument("--n-jobs", type=int, default=1000)
-    ap.add_argument("--budget", type=int, default=200, help="evaluations per method and repetition")
-    ap.add_argument("--pop", type=int, default=20, help="NSGA-II population (and Optuna batch)")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--methods", default="nsga2,random,grid,optuna-nsga2,optuna-tpe")
-    ap.add_argument("--parallel-n", type=int, default=16, help="genomes for the parallel-efficiency probe (0 = skip)")
+    ap.add_argument("--problem", choices=sorted(PROBLEMS), default="classic")
+    ap.add_argument("--trace", help="SWF trace (default: the problem's)")
+    ap.add_argument("--first-job", type=int)
+    ap.add_argument("--n-jobs", type=int)
+    ap.add_argument("--budget", type=int, default=200, help="evaluation-equivalents per method and repetition")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--first-rep", type=int, default=0, help="repetitions run are first-rep .. first-rep + reps - 1")
+    ap.add_argument("--unit", choices=["sample", "default"], default="sample",
+                    help="what one evaluation-equivalent is (see unit_cpu)")
+    ap.add_argument("--unit-cpu", type=float, help="CPU seconds of one evaluation-equivalent (skip the measurement: "
+                    "to compare with an earlier run, give the value it printed)")
+    ap.add_argument("--recheck", type=int, help="fresh seeds of the re-check (default: the problem's)")
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--study-extra", default="{}", help="JSON merged into paretosched's study (a lever to try)")
+    ap.add_argument("--prefix-correlation", metavar="FRACTIONS",
+                    help="instead of the comparison: rank correlation prefix vs full window, e.g. 0.1,0.25,0.5")
+    ap.add_argument("--genomes", type=int, default=40, help="genomes for --prefix-correlation")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="instead of running: pool the repetitions of finished runs' --json files and print the table")
     ap.add_argument("--out", help="work folder (default: a temporary one); the shared cache lives there")
+    ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
-    # the study file lives in the work folder and resolves relative paths against itself
-    trace = args.trace if args.trace.startswith("builtin:") else str(Path(args.trace).resolve())
-
+    if args.merge:
+        return merge(args.merge, args.json)
+    p = PROBLEMS[args.problem]
+    trace = args.trace or p["trace"]
+    trace = trace if trace.startswith("builtin:") else str(Path(trace).resolve())
+    first_job = p["first_job"] if args.first_job is None else args.first_job
+    n_jobs = p["n_jobs"] if args.n_jobs is None else args.n_jobs
     methods = args.methods.split(",")
-    try:
-        import optuna  # noqa: F401  # type: ignore[import-not-found]
-    except ImportError:
-        skipped = [m for m in methods if m.startswith("optuna")]
-        methods = [m for m in methods if not m.startswith("optuna")]
-        if skipped:
-            print(f"optuna not installed: skipping {', '.join(skipped)}")
-
+    if any(m.startswith("optuna") for m in methods):
+        try:
+            import optuna  # noqa: F401  # type: ignore[import-not-found]
+        except ImportError:
+            print("optuna not installed (pip install 'paretosched[bench]'): skipping its samplers", file=sys.stderr)
+            methods = [m for m in methods if not m.startswith("optuna")]
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))  # the evaluator reference imports this file as `search_quality`
+    os.environ["PARETOSCHED_EVALUATORS"] = ",".join(filter(None, [os.environ.get("PARETOSCHED_EVALUATORS"), EVALUATOR]))
     work = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="search-quality-"))
     work.mkdir(parents=True, exist_ok=True)
-    points: dict[str, list[np.ndarray]] = {m: [] for m in methods}
-    secs: dict[str, float] = {m: 0.0 for m in methods}
-    study = None
-    for rep in range(args.reps):
+    extra = json.loads(args.study_extra)
+
+    hv: dict[str, list[float]] = {m: [] for m in methods}
+    cpu: dict[str, list[float]] = {m: [] for m in methods}
+    unit = args.unit_cpu
+    for rep in range(args.first_rep, args.first_rep + args.reps):
+        sd = study_dict(args.problem, trace, first_job, n_jobs, rep)
+        if args.recheck is not None:
+            sd["recheck"] = args.recheck
         sfile = work / f"study-{rep}.yaml"
-        sfile.write_text(yaml.safe_dump(gaia_study(trace, args.first_job, args.n_jobs, args.budget, args.pop, rep)))
+        sfile.write_text(yaml.safe_dump(sd))
         study = load_study(sfile)
-        cache = Cache(work / ".cache")  # shared: a config any method already ran is not re-simulated
-        with Engine(study.evaluator, args.workers, cache=cache) as engine:
+        from search_quality import timed_evaluate as fn  # type: ignore[import-not-found]  # the engine's copy
+
+        if unit is None:  # measured once, on the first repetition's seed
+            unit = unit_cpu(study, fn, args.unit)
+            print(f"{args.problem}: one evaluation-equivalent ({args.unit}) = {unit:.3f} CPU s; budget {args.budget} x that = "
+                  f"{args.budget * unit:.1f} CPU s per method and repetition", file=sys.stderr)
+        budget = args.budget * unit
+        if args.prefix_correlation:
+            with Engine(EVALUATOR, 1, cache=Cache(work / ".cache")) as engine:
+                prefix_correlation(study, engine, [float(f) for f in args.prefix_correlation.split(",")], args.genomes)
+            return 0
+        with Engine(EVALUATOR, 1, cache=Cache(work / ".cache")) as engine:
+            ref = recheck_F(study, engine, [baseline_config(study.base, p["production"])])  # type: ignore[arg-type]
+            if not len(ref):
+                raise SystemExit(f"the production baseline failed on the re-check seeds of repetition {rep}")
             for m in methods:
                 t0 = time.perf_counter()
-                if m == "nsga2":
-                    F = run_nsga2(sfile, work / f"nsga2-{rep}", args.workers)
+                if m == "paretosched":
+                    pstudy = load_study_with(sfile, extra) if extra else study
+                    led = run_paretosched(pstudy, engine, budget, work / f"paretosched-{rep}")
                 elif m == "random":
-                    F = run_random(study, engine, args.budget, rep)
-                elif m == "grid":
-                    F = run_grid(study, engine, args.budget, rep)
+                    led = run_random(study, engine, budget, rep)
+                elif m == "pymoo-ga":
+                    led = run_pymoo_ga(study, engine, budget, rep)
                 else:
-                    F = run_optuna(study, engine, args.budget, rep, m.split("-")[1], args.pop)
-                secs[m] += time.perf_counter() - t0
-                points[m].append(F)
-                print(f"rep {rep} {m}: {len(F)} successful evaluations", file=sys.stderr)
+                    led = run_optuna(study, engine, budget, rep, m.split("-")[1])
+                events, spent = cut(led, budget)
+                F = recheck_F(study, engine, front_configs(events))
+                hv[m].append(rechecked_hv(F, ref[0]))
+                cpu[m].append(round(spent, 3))
+                print(f"rep {rep} {m}: {len(events)} evaluations, {spent:.1f} CPU s, re-checked HV {hv[m][-1]:.6g} "
+                      f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
 
-    pooled = np.vstack([F for fs in points.values() for F in fs if len(F)])
-    ref = pareto.reference_from(pooled)
-    hv = {m: [pareto.hypervolume(F[pareto.front_indices(F)], ref) if len(F) else 0.0 for F in fs]
-          for m, fs in points.items()}
-    print(f"\nbudget {args.budget} evaluations x {args.reps} reps; reference point (energy_kwh, mean_bsld) = "
-          f"{[round(float(v), 3) for v in ref]}")
-    # the target is on the median over repetitions (robust to one lucky or unlucky seed)
-    base = float(np.median(hv["nsga2"])) if "nsga2" in hv else None
-    for m in methods:
-        med, mean, sd = float(np.median(hv[m])), float(np.mean(hv[m])), float(np.std(hv[m]))
-        ratio = f"  median HV / NSGA-II's = {med / base:.3f}" if base else ""
-        reps = ", ".join(f"{v:.4g}" for v in hv[m])
-        print(f"{m:>13}: median HV {med:.4g} (reps {reps}; mean {mean:.4g} +- {sd:.2g}){ratio}   ({secs[m]:.0f} s)")
-    front_hv = front_nadir_scores(points)
-    print("sensitivity (not the target): one reference per repetition at the nadir of that repetition's pooled "
-          "front + 10% of its range, HV normalised by the box from its ideal point")
-    for m in methods:
-        print(f"{m:>13}: median {float(np.median(front_hv[m])):.3f} (reps {', '.join(f'{v:.3f}' for v in front_hv[m])})")
-    if args.parallel_n and study is not None:
-        parallel_efficiency(study, args.parallel_n)
-    (work / "search_quality.json").write_text(json.dumps({"ref": ref.tolist(), "hv": hv, "front_nadir_hv": front_hv}, indent=1))
+    print(f"\n{args.problem}, budget {args.budget} evaluation-equivalents ({args.budget * (unit or 0):.1f} CPU s), "
+          f"repetitions {args.first_rep}-{args.first_rep + args.reps - 1}")
+    report(args.problem, args.budget, hv, cpu, args.json)
     return 0
+
+
+def report(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str, list[float]], out: str | None) -> None:
+    """Print the table (and write the JSON) for the repetitions in `hv`."""
+    pv = p_values(hv) if "paretosched" in hv else {}
+    print(f"{'method':>13} | reps | median HV | mean HV | median CPU s | p (paretosched > method) | HV per repetition")
+    for m in hv:
+        pm = f"{pv[m]:.3g}" if m in pv else "-"
+        print(f"{m:>13} | {len(hv[m]):>4} | {np.median(hv[m]):9.1f} | {np.mean(hv[m]):7.1f} | {np.median(cpu[m]):12.1f} | "
+              f"{pm:>24} | {' '.join(f'{v:.0f}' for v in hv[m])}")
+    if out:
+        Path(out).write_text(json.dumps({"problem": problem, "budget": budget,
+                                         "methods": {m: {"hv": hv[m], "cpu_s": cpu[m]} for m in hv},
+                                         "p_values": pv}, indent=1))
+
+
+def merge(files: list[str], out: str | None) -> int:
+    """Pool finished runs of one problem and budget (e.g. one per repetition, or a lever's runs of
+    paretosched only, given under another method name with `name=FILE`)."""
+    hv: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    keys = set()
+    for item in files:
+        rename, _, path = item.rpartition("=")
+        data = json.loads(Path(path).read_text())
+        keys.add((data["problem"], data["budget"]))
+        for m, v in data["methods"].items():
+            name = rename or m
+            hv.setdefault(name, []).extend(v["hv"])
+            cpu.setdefault(name, []).extend(v["cpu_s"])
+    if len(keys) != 1:
+        raise SystemExit(f"--merge: the files mix problems/budgets {sorted(keys)}")
+    problem, budget = keys.pop()
+    print(f"{problem}, budget {budget} evaluation-equivalents, {len(files)} files")
+    report(problem, budget, hv, cpu, out)
+    return 0
+
+
+def load_study_with(sfile: Path, extra: dict[str, Any]) -> Study:
+    """The repetition's study with `extra` merged in (the lever under test), as its own file."""
+    d = yaml.safe_load(sfile.read_text())
+    d.update(extra)
+    lever = sfile.with_name(sfile.stem + "-lever.yaml")
+    lever.write_text(yaml.safe_dump(d))
+    return load_study(lever)
 
 
 if __name__ == "__main__":

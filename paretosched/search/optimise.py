@@ -29,6 +29,7 @@ from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Gener
                                        save_checkpoint, write_front)
 from paretosched.search.space import SearchSpace
 from paretosched.search.resample import Resampler, refresh_objectives
+from paretosched.search.screening import Screener, widened
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
 from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
@@ -112,6 +113,8 @@ class SearchRun:
         # a run checkpointed before resampling existed continues without it, as it started
         self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study) if state.resampling else [],
                                    study.resampling)
+        off = study.algorithm.n_offsprings or study.algorithm.pop_size
+        self.screener = Screener(study.screening, self.space.genes, off, algorithm_seed(study)) if study.screening else None
         b = study.budget
         total = b.evaluations
         if total is None and b.generations is not None:
@@ -126,7 +129,8 @@ class SearchRun:
         ref = None
         if self.study.reference_point is not None:
             ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
-        algo = build_algorithm(self.space, len(self.names), self.study.algorithm, algorithm_seed(self.study))
+        algo = build_algorithm(self.space, len(self.names), widened(self.study.algorithm, self.study.screening),
+                               algorithm_seed(self.study))
         return Checkpoint(twin=twin_version(), algorithm=algo, ref=ref, ref_source="study" if ref is not None else None)
 
     # ----------------------------------------------------------------------------------------
@@ -192,6 +196,10 @@ class SearchRun:
         pop = self.algo.ask()
         if pop is None or len(pop) == 0:
             return False
+        if self.screener is not None and self.state.generation >= 0:  # offspring pre-screened on the log
+            ok = [i for i in self._search_ids() if self.ledger.ok(i)]
+            pop = self.screener.select(pop, [self.ledger.rows[i].x for i in ok],
+                                       np.array([self.ledger.objective_vector(i, self.signs) for i in ok]))
         b = self.study.budget
         left = None if b.evaluations is None else max(1, int(b.evaluations - self._spent()))
         if left is not None and len(pop) > left:

@@ -20,6 +20,7 @@ from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
 from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
+from paretosched.search.screening import ScreeningSpec
 from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
 from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
@@ -164,6 +165,7 @@ class Study(_Strict):
     resampling: ResamplingSpec | None = Field(default_factory=ResamplingSpec,
                                               description="extra seeds near the front; null = off")
     reference_point: dict[str, float] | None = Field(None, description="hypervolume reference, natural sign")
+    screening: ScreeningSpec | None = Field(None, description="surrogate pre-screening of offspring; null = off")
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
     cache: bool = True
     cache_dir: str | None = None
