@@ -98,3 +98,18 @@ def evaluate_lucky_then_interrupt(cfg: dict[str, Any], seed: int) -> dict[str, f
     if INTERRUPT_AFTER["calls"] > INTERRUPT_AFTER["limit"]:
         raise KeyboardInterrupt
     return evaluate_lucky(cfg, seed)
+
+
+def kill_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: int, **study: Any) -> tuple[Path, Path]:
+    """(the resumed run, the whole run): one run interrupted after `cut` evaluator calls and
+    resumed, next to the same study run whole; callers compare their logs."""
+    whole = run_quiet(write_study(tmp_path, **study), tmp_path / "whole")
+    monkeypatch.setitem(INTERRUPT_AFTER, "calls", 0)
+    monkeypatch.setitem(INTERRUPT_AFTER, "limit", cut)
+    with pytest.raises(KeyboardInterrupt):
+        run_quiet(write_study(tmp_path, **study), tmp_path / "cut")
+    monkeypatch.setitem(INTERRUPT_AFTER, "limit", 10**9)
+    run_quiet(tmp_path / "cut", tmp_path / "cut", resume=True)
+    assert stable_rows(tmp_path / "cut") == stable_rows(whole)
+    assert (tmp_path / "cut" / "front.csv").read_text() == (whole / "front.csv").read_text()
+    return tmp_path / "cut", whole

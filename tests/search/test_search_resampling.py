@@ -9,14 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import conftest
 from paretosched.errors import UserError
 from paretosched.search.runlog import current_rows, read_evaluations
 from paretosched.search.resample import near_front
 from paretosched.search.study import extra_seeds, load_study
 from paretosched.sim.metrics import mean_metrics
 
-from conftest import log_json, run_quiet, stable_rows, summary, write_study
+from conftest import kill_and_resume, log_json, run_quiet, stable_rows, summary, write_study
 
 LUCKY = "paretosched.search.analytic:evaluate_lucky"
 RESAMPLED = dict(evaluator=LUCKY, budget={"generations": 4}, algorithm={"pop_size": 12}, seeds=2, recheck=2,
@@ -89,16 +88,8 @@ def test_resampling_is_identical_with_1_and_2_workers(tmp_path: Path) -> None:
 def test_a_run_killed_while_resampling_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        cut: int) -> None:
     kw = dict(RESAMPLED, evaluator="conftest:evaluate_lucky_then_interrupt")
-    whole = run_quiet(write_study(tmp_path, **kw), tmp_path / "whole")
-    monkeypatch.setitem(conftest.INTERRUPT_AFTER, "calls", 0)
-    monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", cut)
-    with pytest.raises(KeyboardInterrupt):
-        run_quiet(write_study(tmp_path, **kw), tmp_path / "cut")
-    monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", 10**9)
-    run_quiet(tmp_path / "cut", tmp_path / "cut", resume=True)
-    assert stable_rows(tmp_path / "cut") == stable_rows(whole)
-    assert (tmp_path / "cut" / "front.csv").read_text() == (whole / "front.csv").read_text()
-    assert summary(tmp_path / "cut")["n_resampled"] == summary(whole)["n_resampled"]
+    resumed, whole = kill_and_resume(tmp_path, monkeypatch, cut, **kw)
+    assert summary(resumed)["n_resampled"] == summary(whole)["n_resampled"]
 
 
 def test_the_evaluation_budget_counts_resampling(tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from pymoo.core.population import Population
 
-import conftest
-from conftest import run_quiet, stable_rows, summary, write_study
+from conftest import kill_and_resume, run_quiet, stable_rows, summary, write_study
 from paretosched.errors import UserError
 from paretosched.search.genes import ChoiceGene, FloatGene
 from paretosched.search.runlog import read_evaluations
@@ -66,12 +65,4 @@ def test_a_screened_run_simulates_only_what_it_keeps_and_repeats_itself(tmp_path
 
 def test_a_screened_run_killed_mid_generation_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     kw = dict(SCREENED, evaluator="conftest:evaluate_then_interrupt", cache=False)
-    whole = run_quiet(write_study(tmp_path, **kw), tmp_path / "whole")
-    monkeypatch.setitem(conftest.INTERRUPT_AFTER, "calls", 0)
-    monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", 35)
-    with pytest.raises(KeyboardInterrupt):
-        run_quiet(write_study(tmp_path, **kw), tmp_path / "cut")
-    monkeypatch.setitem(conftest.INTERRUPT_AFTER, "limit", 10**9)
-    run_quiet(tmp_path / "cut", tmp_path / "cut", resume=True)
-    assert stable_rows(tmp_path / "cut") == stable_rows(whole)
-    assert (tmp_path / "cut" / "front.csv").read_text() == (whole / "front.csv").read_text()
+    kill_and_resume(tmp_path, monkeypatch, 35, **kw)
