@@ -40,6 +40,9 @@ from paretosched.sim.taking import power_rank
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
 
+_least = np.minimum.reduce
+_add = np.add.reduce
+
 
 class Profile:
     """Free cores per processor group (and memory per node) over time, as steps starting at `times`.
@@ -218,8 +221,10 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         placed = False
         for i in prof.candidates(job.size, longest, before).tolist():
             j = prof.window(i, longest)
-            cap = prof.cores[i:j].min(axis=0)
-            if int(cap.sum()) < job.size:
+            # the ufuncs' reduce rather than the methods, which wrap it: this runs for every row
+            # that passes the totals, hundreds of thousands of times in a long window
+            cap = _least(prof.cores[i:j], axis=0)
+            if int(_add(cap)) < job.size:
                 continue
             mcap = prof.mem[i:j].min(axis=0) if prof.mem is not None else None
             if i == 0:
