@@ -11,7 +11,7 @@ and `eval_ids`: the re-check keys a block lacks read as None and are not written
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 Values = dict[str, "float | None"]  # objective -> value (None: JSON null, a non-finite value)
@@ -40,12 +40,15 @@ def _strs(v: Any) -> list[str]:
     return [str(s) for s in v if isinstance(s, (str, int))] if isinstance(v, list) else []
 
 
-def _plain(record: Any) -> dict[str, Any]:
-    return {f.name: getattr(record, f.name) for f in fields(record)}
+class _Record:
+    """A block written back to summary.json key for key, nested records as their JSON objects."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]  # every subclass is a dataclass
 
 
 @dataclass
-class SeedValues:
+class SeedValues(_Record):
     """One re-check seed of a point: its status and objective values (None when it failed)."""
 
     seed: int | None = None
@@ -55,9 +58,6 @@ class SeedValues:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-    def to_json(self) -> dict[str, Any]:
-        return _plain(self)
 
     @classmethod
     def from_json(cls, d: Any) -> SeedValues | None:
@@ -76,7 +76,7 @@ def _seed_values(v: Any) -> list[SeedValues]:
 
 
 @dataclass
-class PointCheck:
+class PointCheck(_Record):
     """A point re-simulated on the re-check seeds: its search and re-check means, per-seed values."""
 
     eval_id: int | None = None
@@ -86,9 +86,6 @@ class PointCheck:
     objectives: Values | None = None  # mean over the re-check seeds
     per_seed: list[SeedValues] = field(default_factory=list)
     std: Values | None = None  # None below two re-check seeds
-
-    def to_json(self) -> dict[str, Any]:
-        return _plain(self) | {"per_seed": [s.to_json() for s in self.per_seed]}
 
     @staticmethod
     def _common(d: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +127,7 @@ class BaselineCheck(PointCheck):
 
 
 @dataclass
-class RecheckBlock:
+class RecheckBlock(_Record):
     """summary.json's `recheck` (`verdict.recheck_block` builds it); None: not in the file."""
 
     seeds: list[int] | None = None
@@ -143,16 +140,7 @@ class RecheckBlock:
     eval_ids: dict[str, int] | None = None  # str(re-checked eval id) -> its re-check eval id
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in _plain(self).items():
-            if v is None:
-                continue
-            if k == "front":
-                v = [p.to_json() for p in v]
-            elif k == "baselines":
-                v = {n: b.to_json() for n, b in v.items()}
-            out[k] = v
-        return out
+        return {k: v for k, v in asdict(self).items() if v is not None}  # an absent key stays absent
 
     @classmethod
     def from_json(cls, d: Any) -> RecheckBlock:
@@ -174,7 +162,7 @@ class RecheckBlock:
 
 
 @dataclass
-class BaselineResult:
+class BaselineResult(_Record):
     """A baseline's entry of summary.json's `baselines`: its search-seed values and verdict."""
 
     eval_id: int | None = None
@@ -183,9 +171,6 @@ class BaselineResult:
     # dominated by the front on the SEARCH seeds (which flatter the front); None: not said
     dominated_on_search_seeds: bool | None = None
     dominated_by_on_search_seeds: list[int] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return _plain(self)
 
     @classmethod
     def from_json(cls, d: Any) -> BaselineResult | None:
@@ -206,15 +191,12 @@ def baselines_from_json(d: Any) -> dict[str, BaselineResult]:
 
 
 @dataclass
-class Resampling:
+class Resampling(_Record):
     """summary.json's `resampling`: the study's resampling settings (docs/search.md)."""
 
     max_seeds: int
     step: int
     tolerance: float
-
-    def to_json(self) -> dict[str, Any]:
-        return _plain(self)
 
     @classmethod
     def from_json(cls, d: Any) -> Resampling | None:
