@@ -53,7 +53,10 @@ from paretosched.search.space import SearchSpace, canonical
 from paretosched.search.study import STUDY_FILE, Study, baseline_config, load_study
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent.parent / "shared" / "workloads"  # /work/wt/NAME/benchmarks -> /work/shared
+sys.path.insert(0, str(HERE))  # the evaluator reference imports this file as `search_quality`
+from snapshot import shared_workloads  # noqa: E402  (benchmarks/snapshot.py)
+
+SHARED = shared_workloads()
 EVALUATOR = "search_quality:timed_evaluate"
 METHODS = ("paretosched", "random", "pymoo-ga", "optuna-tpe", "optuna-nsga2")
 
@@ -399,8 +402,6 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             print("optuna not installed (pip install 'paretosched[bench]'): skipping its samplers", file=sys.stderr)
             methods = [m for m in methods if not m.startswith("optuna")]
-    if str(HERE) not in sys.path:
-        sys.path.insert(0, str(HERE))  # the evaluator reference imports this file as `search_quality`
     os.environ["PARETOSCHED_EVALUATORS"] = ",".join(filter(None, [os.environ.get("PARETOSCHED_EVALUATORS"), EVALUATOR]))
     work = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="search-quality-"))
     work.mkdir(parents=True, exist_ok=True)

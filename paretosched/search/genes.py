@@ -94,6 +94,12 @@ class FloatGene(_RangeGene):
         """pymoo's value -> the value written into the config."""
         return min(max(self._unlog(v), self.low), self.high)  # exp(ln(high)) may overshoot by an ulp
 
+    def encode(self, value: Any) -> float | None:
+        """A config value -> pymoo's value; None when the gene cannot hold it."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not self.low <= value <= self.high:
+            return None
+        return math.log(value) if self.log else float(value)
+
 
 class IntGene(_RangeGene):
     """An integer gene (inclusive bounds); `log: true` searches in log space and rounds."""
@@ -114,6 +120,12 @@ class IntGene(_RangeGene):
     def decode(self, v: Any) -> int:
         """pymoo's value -> the value written into the config."""
         return int(min(max(round(self._unlog(v)), self.low), self.high))
+
+    def encode(self, value: Any) -> float | int | None:
+        """A config value -> pymoo's value; None when the gene cannot hold it."""
+        if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
+            return None
+        return math.log(value) if self.log else value
 
 
 class BoolGene(StrictModel):
@@ -141,6 +153,12 @@ class BoolGene(StrictModel):
         """pymoo's bit -> the value written into the config."""
         bit = bool(v)
         return self.values[int(bit)] if self.values is not None else bit
+
+    def encode(self, value: Any) -> bool | None:
+        """A config value -> pymoo's bit; None when the gene cannot hold it."""
+        options = self.values if self.values is not None else [False, True]
+        hits = [k for k, o in enumerate(options) if same_value(value, o)]
+        return bool(hits[0]) if hits else None
 
     def extremes(self) -> list[Any]:
         """Both values."""
@@ -178,6 +196,11 @@ class ChoiceGene(StrictModel):
     def decode(self, v: Any) -> Any:
         """pymoo's index -> the value written into the config."""
         return self.values[int(round(float(v)))]
+
+    def encode(self, value: Any) -> int | None:
+        """A config value -> pymoo's index; None when the gene cannot hold it."""
+        hits = [k for k, o in enumerate(self.values) if same_value(value, o)]
+        return hits[0] if hits else None
 
     def extremes(self) -> list[Any]:
         """Every value."""

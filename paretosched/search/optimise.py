@@ -27,7 +27,7 @@ from paretosched.search.progress import Progress
 from paretosched.search.rundir import RunLock, cache_dir, check_same_twin, make_run_dir, open_run
 from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Generation, load_checkpoint, repair_log,
                                        save_checkpoint, write_front)
-from paretosched.search.space import SearchSpace
+from paretosched.search.space import SearchSpace, canonical
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.screening import Screener, widened
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
@@ -130,8 +130,23 @@ class SearchRun:
         if self.study.reference_point is not None:
             ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
         algo = build_algorithm(self.space, len(self.names), widened(self.study.algorithm, self.study.screening),
-                               algorithm_seed(self.study))
+                               algorithm_seed(self.study), self._starting_genomes())
         return Checkpoint(twin=twin_version(), algorithm=algo, ref=ref, ref_source="study" if ref is not None else None)
+
+    def _starting_genomes(self) -> list[dict]:
+        """The raw genomes of `algorithm.start_from`'s configs that the genes can hold, once each."""
+        base: dict = self.study.base  # type: ignore[assignment]
+        configs = []
+        if "base" in self.study.algorithm.start_from:
+            configs.append(base)
+        if "baselines" in self.study.algorithm.start_from:
+            configs += [baseline_config(base, over) for over in self.study.baselines.values()]
+        out: dict[str, dict] = {}
+        for cfg in configs:
+            x = self.space.encode(cfg)
+            if x is not None:
+                out.setdefault(canonical(x), x)
+        return list(out.values())
 
     # ----------------------------------------------------------------------------------------
     def execute(self) -> None:

@@ -72,14 +72,31 @@ def _operators(spec: AlgorithmSpec) -> tuple[dict[type, Any], dict[type, Any]]:
     return crossover, mutation
 
 
-def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: int) -> Algorithm:
-    """NSGA-II for 2 objectives, NSGA-III for 3+, set up for ask/tell on `space`."""
+class StartingSampling(MixedVariableSampling):
+    """pymoo's mixed-variable sampling with the first draws replaced by given genomes (the
+    study's base and baselines, `algorithm.start_from`). The draws are made as without them,
+    so the rest of generation 0 is the same random sample either way."""
+
+    def __init__(self, first: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.first = first
+
+    def _do(self, problem: Problem, n_samples: int, random_state: Any = None, **kwargs: Any) -> list[dict[str, Any]]:
+        X = super()._do(problem, n_samples, random_state=random_state, **kwargs)
+        k = min(len(self.first), n_samples)
+        return [dict(x) for x in self.first[:k]] + X[k:]
+
+
+def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: int,
+                    first: list[dict[str, Any]] | None = None) -> Algorithm:
+    """NSGA-II for 2 objectives, NSGA-III for 3+, set up for ask/tell on `space`; generation 0
+    starts with the genomes `first` (raw pymoo values), then random ones."""
     crossover, mutation = _operators(spec)
     dedup = MixedVariableDuplicateElimination()
     common: dict[str, Any] = dict(
         pop_size=spec.pop_size,
         n_offsprings=spec.n_offsprings,
-        sampling=MixedVariableSampling(),
+        sampling=StartingSampling(first or []),
         eliminate_duplicates=dedup,  # the same rule for the initial sample and for offspring
         seed=seed,
     )

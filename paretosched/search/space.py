@@ -47,6 +47,22 @@ class SearchSpace:
         """Raw gene values -> the values written into the config."""
         return {path: g.decode(x[path]) for path, g in self.genes.items()}
 
+    def encode(self, cfg: dict[str, Any]) -> dict[str, Any] | None:
+        """A complete config -> the raw genome that decodes to its gene values; None when a gene
+        cannot hold the config's value (outside its range or choices)."""
+        x = {}
+        for path, g in self.genes.items():
+            node: Any = cfg
+            for part in path.split("."):
+                if not isinstance(node, dict) or part not in node:
+                    return None
+                node = node[part]
+            raw = g.encode(node)
+            if raw is None:
+                return None
+            x[path] = raw
+        return x
+
     def config(self, genome: dict[str, Any]) -> dict[str, Any]:
         """The complete config dict for decoded gene values (base with the genes set)."""
         cfg = copy.deepcopy(self.base)

@@ -67,6 +67,9 @@ class AlgorithmSpec(_Strict):
     n_offsprings: int | None = Field(None, ge=1, le=MAX_POP_SIZE, description="offspring per generation; null = pop_size")
     crossover: Crossover = Field(default_factory=Crossover)
     mutation: Mutation = Field(default_factory=Mutation)
+    start_from: list[Literal["base", "baselines"]] = Field(
+        default_factory=list, description="configs whose genomes open generation 0 (when the genes can hold their "
+        "values): the study's base, its baselines")
 
 
 class ResamplingSpec(_Strict):

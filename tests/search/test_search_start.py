@@ -1,0 +1,66 @@
+"""`algorithm.start_from`: generation 0 opens with the genomes of the study's base and baselines,
+where the genes can hold their values; the rest of generation 0 is the random sample as before."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import run_quiet, write_study
+from paretosched.errors import UserError
+from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, IntGene
+from paretosched.search.runlog import read_evaluations
+from paretosched.search.space import SearchSpace
+from paretosched.search.study import load_study
+
+
+def test_each_gene_encodes_what_it_decodes_and_refuses_what_it_cannot_hold() -> None:
+    f = FloatGene(type="float", low=0.5, high=1.0)
+    assert f.decode(f.encode(0.75)) == 0.75
+    assert f.encode(1.2) is None and f.encode("x") is None and f.encode(True) is None
+    lg = FloatGene(type="float", low=1.0, high=100.0, log=True)
+    assert math.isclose(lg.decode(lg.encode(10.0)), 10.0)
+    i = IntGene(type="int", low=0, high=10)
+    assert i.decode(i.encode(7)) == 7 and i.encode(11) is None and i.encode(2.5) is None
+    b = BoolGene(type="bool", values=["none", "easy"])
+    assert b.decode(b.encode("easy")) == "easy" and b.decode(b.encode("none")) == "none"
+    assert b.encode("conservative") is None
+    c = ChoiceGene(type="choice", values=[None, 60, 600])
+    assert c.decode(c.encode(None)) is None and c.decode(c.encode(600)) == 600 and c.encode(300) is None
+
+
+def _first_genomes(run: Path, n: int) -> list[dict]:
+    return [r.genome for r in read_evaluations(run) if r.kind == "search"][:n]
+
+
+def test_generation_0_opens_with_the_base_and_the_baselines_that_fit(study_dir: Path) -> None:
+    base = {"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0}]},
+            "scheduler": {"freq": 0.8, "power_off_idle_s": 100.0, "min_nodes_on": 2, "job_policy": "shortest",
+                          "backfilling": "easy"}}
+    baselines = {"fcfs": {"scheduler": {"job_policy": "first", "backfilling": "none"}},
+                 "too_slow": {"scheduler": {"freq": 0.05}}}  # below the freq gene's range: not a genome
+    kw = dict(base=base, baselines=baselines, budget={"generations": 1})
+    started = run_quiet(write_study(study_dir, name="s.yaml", algorithm={"pop_size": 20, "start_from": ["base", "baselines"]},
+                                    **kw), study_dir / "started")
+    plain = run_quiet(write_study(study_dir, name="p.yaml", **kw), study_dir / "plain")
+    first = _first_genomes(started, 20)
+    assert first[0] == {"scheduler.freq": 0.8, "scheduler.power_off_idle_s": pytest.approx(100.0),
+                        "scheduler.min_nodes_on": 2, "scheduler.job_policy": "shortest", "scheduler.backfilling": "easy"}
+    assert first[1]["scheduler.job_policy"] == "first" and first[1]["scheduler.backfilling"] == "none"
+    assert first[1]["scheduler.freq"] == 0.8  # the rest of the baseline is the base's
+    assert all(g["scheduler.freq"] != 0.05 for g in first)
+    # the rest of generation 0 is the same random sample as without start_from
+    assert first[2:] == _first_genomes(plain, 20)[2:]
+
+
+def test_start_from_is_validated(study_dir: Path) -> None:
+    with pytest.raises(UserError, match=r"algorithm.start_from.0"):
+        load_study(write_study(study_dir, algorithm={"pop_size": 20, "start_from": ["best"]}))
+
+
+def test_a_base_outside_the_genes_gives_no_starting_genome(study_dir: Path) -> None:
+    study = load_study(write_study(study_dir, base={"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0}]},
+                                                   "scheduler": {"backfilling": "conservative"}}))
+    assert SearchSpace(study).encode(study.base) is None  # [none, easy] cannot hold conservative
