@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_quiet, write_study
+from conftest import kill_and_resume, run_quiet, write_study
 from paretosched.errors import UserError
 from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, IntGene
 from paretosched.search.runlog import read_evaluations
@@ -64,3 +64,14 @@ def test_a_base_outside_the_genes_gives_no_starting_genome(study_dir: Path) -> N
     study = load_study(write_study(study_dir, base={"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0}]},
                                                    "scheduler": {"backfilling": "conservative"}}))
     assert SearchSpace(study).encode(study.base) is None  # [none, easy] cannot hold conservative
+
+
+def test_a_run_started_from_the_base_killed_in_generation_0_resumes_exactly(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    base = {"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0}]},
+            "scheduler": {"freq": 0.8, "job_policy": "shortest"}}
+    kw = dict(base=base, baselines={"fcfs": {"scheduler": {"job_policy": "first"}}}, budget={"generations": 2},
+              algorithm={"pop_size": 10, "start_from": ["base", "baselines"]},
+              evaluator="conftest:evaluate_then_interrupt", cache=False)
+    cut, _ = kill_and_resume(tmp_path, monkeypatch, 6, **kw)
+    assert [r.genome["scheduler.job_policy"] for r in read_evaluations(cut) if r.kind == "search"][:2] == ["shortest", "first"]
