@@ -69,7 +69,7 @@ def test_a_base_outside_the_genes_gives_no_starting_genome(study_dir: Path) -> N
 def test_a_run_started_from_the_base_killed_in_generation_0_resumes_exactly(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     base = {"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0}]},
-            "scheduler": {"freq": 0.8, "job_policy": "shortest"}}
+            "scheduler": {"freq": 0.8, "power_off_idle_s": 100.0, "job_policy": "shortest"}}  # genes can hold it
     kw = dict(base=base, baselines={"fcfs": {"scheduler": {"job_policy": "first"}}}, budget={"generations": 2},
               algorithm={"pop_size": 10, "start_from": ["base", "baselines"]},
               evaluator="conftest:evaluate_then_interrupt", cache=False)
