@@ -45,6 +45,31 @@ def test_a_skipped_job_has_no_earlier_start(data):
     assert [(j["start_s"], j["core_ids"]) for j in checked.jobs] == [(j["start_s"], j["core_ids"]) for j in full.jobs]
 
 
+def _bundled(job_policy: str, resource_policy: str, interference: str, n_jobs: int = 600):
+    return config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": n_jobs},
+                             "model": {"interference": interference},
+                             "scheduler": {"job_policy": job_policy, "resource_policy": resource_policy,
+                                           "backfilling": "conservative"}})
+
+
+@pytest.mark.parametrize("pair", [("first", "high_gflops", "thesis", 600), ("random", "random", "proportional", 400),
+                                  ("smallest", "high_mem", "none", 600)])
+def test_skips_on_a_trace_are_right_and_change_nothing(pair):
+    # thousands of skips per run on the bundled HPC2N window (random draws included): each checked
+    # by a full count, and the schedule equal to the one examining every job
+    cfg = _bundled(*pair)
+    skips = []
+    real = cons._verify_stuck
+    with mock.patch.object(cons._Cache, "verify", True), \
+            mock.patch.object(cons, "_verify_stuck", lambda *a: skips.append(1) or real(*a)):
+        checked = simulate(cfg, record_jobs=True)
+    with mock.patch.object(Plan, "still_stuck", lambda self, job, limit: False):
+        full = simulate(cfg, record_jobs=True)
+    assert len(skips) > 1000
+    assert [(j["start_s"], j["core_ids"]) for j in checked.jobs] == [(j["start_s"], j["core_ids"]) for j in full.jobs]
+    assert checked.metrics == full.metrics
+
+
 def _forget_jobs_that_changed(self, twin, est):
     self.changed = []
     self.release = dict(est)
@@ -61,11 +86,8 @@ def test_the_check_catches_cores_given_back_unseen(broken, monkeypatch):
     # that could have moved (the bundled HPC2N window on gaia-mini)
     monkeypatch.setattr(Plan, "count_given" if broken is _forget_jobs_that_changed else "still_stuck", broken)
     monkeypatch.setattr(cons._Cache, "verify", True)
-    cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 600},
-                            "scheduler": {"job_policy": "first", "resource_policy": "high_gflops",
-                                          "backfilling": "conservative"}})
     with pytest.raises(AssertionError, match="skipped as stuck"):
-        simulate(cfg)
+        simulate(_bundled("first", "high_gflops", "thesis"))
 
 
 def test_the_check_catches_free_counts_kept_wrong(monkeypatch):
@@ -79,8 +101,5 @@ def test_the_check_catches_free_counts_kept_wrong(monkeypatch):
         return real(self, twin)
     monkeypatch.setattr(cons._Cache, "free_by_group", unmarked)
     monkeypatch.setattr(cons._Cache, "verify", True)
-    cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 600},
-                            "scheduler": {"job_policy": "first", "resource_policy": "high_gflops",
-                                          "backfilling": "conservative"}})
     with pytest.raises(AssertionError, match="free cores per group differ"):
-        simulate(cfg)
+        simulate(_bundled("first", "high_gflops", "thesis"))
