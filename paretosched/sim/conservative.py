@@ -17,6 +17,10 @@ reservation (a tested invariant); on a homogeneous platform this is textbook con
 backfilling with compression (tested against a count-based reference), where the plan is kept in
 plain counts (`consplan.count_pass`), and a job that cannot move earlier costs one test (the most
 free cores at any step before its slot), so a decision costs the queue, not a re-plan of it.
+On groups (`consprofile.Profile`) a job is also skipped when the bound it kept from its last
+search (the most free cores, all groups together, that any earlier start offered) plus every
+core given back since early enough to matter is still below its size (`Plan.still_stuck`): it
+cannot move, so the skip changes nothing (tested by a full count at every skip).
 
 A reservation's start may coincide with no event (jobs overran their estimates, or a job of no
 duration ended at once), so the twin is asked for a decision at the earliest one (`Twin.wake_at`).
@@ -27,131 +31,20 @@ kept reservation lost its cores, every job is placed afresh at its earliest slot
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.consplan import Plan, count_pass, hold_end, limits_in_rank, wake
+from paretosched.sim.consplan import Plan, count_pass, hold_end, wake
+from paretosched.sim.consprofile import Profile, least
 from paretosched.sim.endorder import end_order
 from paretosched.sim.policies import JobSelector, ResourceSelector
+from paretosched.sim.state import ProcState
 from paretosched.sim.taking import power_rank
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
-
-_least = np.minimum.reduce
-_add = np.add.reduce
-
-
-class Profile:
-    """Free cores per processor group (and memory per node) over time, as steps starting at `times`.
-
-    Processors of the same speed are interchangeable for a plan when their node's memory is no
-    limit (a group per speed), else within their node (a group per node and speed): counting per
-    group rather than per processor is what makes a homogeneous platform plan as textbook
-    conservative backfilling does, by counts alone. Built at each decision from the running jobs;
-    the queued jobs' reservations are then held in it (`Plan.apply`).
-    """
-
-    def __init__(self, twin: Twin, ranked: list[Any], cache: _Cache, holds: list[Any]) -> None:
-        now = twin.now
-        order = end_order(twin)
-        self.bounded = not order.unbounded_mem
-        self.group_of, self.members = cache.groups(ranked)
-        ends = {max(now, order.est[j]) for j in twin.running}
-        # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
-        # row of their own after it (they hold their cores until they really end); the kept
-        # reservations (`holds`: start, end, then `_vec`'s arrays) are held here in one go
-        later = {h[1] for h in holds} | {h[0] for h in holds if h[0] > now}
-        self.times = [now] + sorted(ends | later)
-        row = {t: i for i, t in enumerate(self.times) if i}
-        group_of = self.group_of
-        cores = np.zeros((len(self.times), len(self.members)), dtype=np.int64)
-        for p in order.with_free_cores():
-            cores[0, group_of[p.idx]] += len(p.free)
-        mem = np.zeros((len(self.times), len(twin.nodes))) if self.bounded else None
-        if mem is not None:
-            mem[0] = [n.mem_free for n in twin.nodes]
-        for job in twin.running:
-            i = row[max(now, order.est[job])]
-            for g, k, node, m in cache.parts(job, group_of):
-                cores[i, g] += k
-                if mem is not None and m > 0:
-                    mem[i, node] += m
-        self.free_now = cores[0].copy()  # each group's free cores now (before reservations)
-        self.mem_now = mem[0].copy() if mem is not None else None
-        if holds:
-            a = [0 if h[0] <= now else row[h[0]] for h in holds]
-            b = [row[h[1]] for h in holds]
-            gs = np.concatenate([h[2] for h in holds])
-            ks = np.concatenate([h[3] for h in holds])
-            n = [len(h[2]) for h in holds]
-            np.subtract.at(cores, (np.repeat(a, n), gs), ks)
-            np.add.at(cores, (np.repeat(b, n), gs), ks)
-            if mem is not None:
-                nodes = np.concatenate([h[4] for h in holds])
-                memk = np.concatenate([h[5] for h in holds])
-                n = [len(h[4]) for h in holds]
-                np.subtract.at(mem, (np.repeat(a, n), nodes), memk)
-                np.add.at(mem, (np.repeat(b, n), nodes), memk)
-        self.cores = np.cumsum(cores, axis=0)
-        self.mem = np.cumsum(mem, axis=0) if mem is not None else None
-        self._totals: list[int] | None = None
-
-    def candidates(self, size: int, duration: float, before: int) -> Any:
-        """The rows before `before` where a job of `size` cores could start for `duration`,
-        counting all groups together (a necessary condition, vectorised; each is then checked
-        per group)."""
-        times = np.asarray(self.times)
-        m = len(times)
-        rows = np.arange(m)
-        ends = np.maximum(np.searchsorted(times, times + duration, side="left"), rows + 1)
-        bad = np.where(self.cores.sum(axis=1) < size, rows, m)
-        next_bad = np.minimum.accumulate(bad[::-1])[::-1]  # the first short row at or after each
-        return np.flatnonzero(next_bad[:before] >= ends[:before])
-
-    def most_before(self, before: int) -> int:
-        """The most free cores (all groups together) at any step before row `before`."""
-        if self._totals is None:
-            self._totals = self.cores.sum(axis=1).tolist()
-        return max(self._totals[:before]) if before else -1
-
-    def window(self, i: int, duration: float) -> int:
-        """The end (exclusive) of the rows a job starting at row `i` for `duration` spans."""
-        return bisect_left(self.times, self.times[i] + duration, lo=i + 1)
-
-    def split(self, t: float) -> int:
-        """The row starting at `t`, made by splitting the step that holds it if needed."""
-        times = self.times
-        i = bisect_left(times, t)
-        if i < len(times) and times[i] == t:
-            return i
-        insort(times, t)
-        c = self.cores
-        self.cores = np.concatenate((c[:i], c[i - 1:i], c[i:]))
-        if self.mem is not None:
-            mm = self.mem
-            self.mem = np.concatenate((mm[:i], mm[i - 1:i], mm[i:]))
-        return i
-
-    def hold(self, t0: float, t1: float, vec: Any, sign: int = 1, row: int | None = None) -> None:
-        """Take (sign 1) or give back (-1) `vec` (`_vec`'s arrays) over [t0, t1), from row `row`
-        when given (a row of jobs past their estimate shares now with row 0), else from `t0`'s row
-        (row 0 for a reservation that is due)."""
-        start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
-        end = self.split(t1)
-        gs, ks, nodes, memk = vec
-        self.cores[start:end, gs] -= sign * ks  # groups, and nodes, appear once in a vec
-        if self.mem is not None and len(nodes):
-            self.mem[start:end, nodes] -= sign * memk
-        self._totals = None
-
-    def limits(self, cap: Any) -> dict[int, int]:
-        """Per-processor caps for a job starting now: each group's cap, given to its processors'
-        free cores in rank order (only caps below a processor's free cores are listed)."""
-        short = np.flatnonzero(cap < self.free_now)  # the other groups' caps limit nothing
-        return limits_in_rank(self.members, cap.tolist(), short.tolist())
 
 
 def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
@@ -177,6 +70,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             break
         twin.start(job, alloc)
     if not queue:
+        plan.stuck.clear()  # (none is kept with no reservation; the bounds count from a profile)
         return
     group_of, members = cache.groups(ranked)
     order = end_order(twin)
@@ -184,29 +78,49 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         count_pass(twin, jsel, rsel, plan, members, compress)
         return
     now = twin.now
+    plan.count_given(twin, order.est)
     res = plan.res
     # a reservation whose start has passed (jobs overran) is made afresh: not held
+    # (a dropped hold gives its cores back)
+    plan.given.extend((now, job.size) for job, r in res.items() if r[0] < now)
     prof = Profile(twin, ranked, cache, [r[:6] for r in res.values() if r[0] >= now])
+    if cache.verify:
+        _verify_free(twin, prof)
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
     broken = bool((prof.cores < 0).any()) or (prof.mem is not None and bool((prof.mem < -1e-6).any()))
     slowest = plan.slowest
     group_speed = [m[0].speed for m in prof.members]
     group_node = [m[0].node for m in prof.members]
+    stuck = plan.stuck
     for job in jsel.order(twin.queue):
+        size = job.size
         before = len(prof.times)
         old = res.get(job)
+        found = None
         if old is not None:
             t0, t1 = old[0], old[1]
             if t0 > twin.now and not broken:
                 if not compress:
                     continue  # nothing ended or began since the last decision: it cannot move
                 before = bisect_left(prof.times, t0)
-                if prof.most_before(before) < job.size:
+                most = prof.most_before(before)
+                if most < size:
+                    stuck[job] = (len(plan.given), most)
                     continue  # cannot move earlier: its reservation stays as it is
+                if plan.still_stuck(job, t0 + job.req_ops / slowest):
+                    if cache.verify:
+                        _verify_stuck(prof, job, old, before, slowest)
+                    continue  # no start before its slot had its cores, and too few were given back since
+                # its own reservation counted as free (what giving it back would make the totals)
+                found = prof.candidates(size, job.req_ops / slowest, before,
+                                        (before, bisect_left(prof.times, t1, lo=before)))
+                if not len(found[0]):
+                    stuck[job] = (len(plan.given), int(found[2].max()))
+                    continue  # no start before its slot has the cores in all groups together
             vec = old[2:6]
             if t0 >= now:
-                prof.hold(t0, t1, vec, sign=-1)
+                prof.hold(t0, t1, vec, size, sign=-1)
         longest = job.req_ops / slowest
         if old is not None and old[0] == now and not broken:
             # due now: it starts on the groups it was planned on, so it runs no longer than the plan
@@ -214,42 +128,82 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             j = max(bisect_left(prof.times, old[1], lo=1), 1)
             want = np.zeros(len(prof.members), dtype=np.int64)
             want[vec[0]] = vec[1]
-            if _start_now(twin, rsel, prof, job, np.minimum(prof.cores[0:j].min(axis=0), want),
+            if _start_now(twin, rsel, prof, plan, job, np.minimum(prof.cores[0:j].min(axis=0), want),
                           prof.mem[0:j].min(axis=0) if prof.mem is not None else None):
                 res.pop(job, None)
+                stuck.pop(job, None)
+                plan.given.append((now, size))
                 continue
-        placed = False
-        for i in prof.candidates(job.size, longest, before).tolist():
-            j = prof.window(i, longest)
-            # the ufuncs' reduce rather than the methods, which wrap it: this runs for every row
-            # that passes the totals, hundreds of thousands of times in a long window
-            cap = _least(prof.cores[i:j], axis=0)
-            if int(_add(cap)) < job.size:
+        placed = -1  # the row it was placed at
+        most = -1    # the most free cores (all groups) any start before it offers, counted per group
+        rows, ends, short = found if found is not None else prof.candidates(size, longest, before)
+        for i, j, n, cap in prof.counts(rows.tolist(), ends):
+            if n < size:
+                if n > most:
+                    most = n
                 continue
+            if cap is None:
+                cap = least(prof.cores[i:j], axis=0)
             mcap = prof.mem[i:j].min(axis=0) if prof.mem is not None else None
             if i == 0:
-                if _start_now(twin, rsel, prof, job, cap, mcap):
+                if _start_now(twin, rsel, prof, plan, job, cap, mcap):
                     res.pop(job, None)
-                    placed = True
+                    placed = 0
                     break
+                most = size  # refused for other reasons than counts: no bound
                 continue
-            take = _take_counts(range(len(prof.members)), group_node, job.size, job.mem, cap, mcap)
+            take = _take_counts(group_node, size, job.mem, cap, mcap)
             if take is None:
+                most = size
                 continue
             t = prof.times[i]
             twin.note_reservation(job, t)
             t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
             vec = _vec(take, job.mem)
             res[job] = (t, t_end, *vec, [cache.keys[g] for g in vec[0].tolist()])
-            prof.hold(t, t_end, vec, row=i)
-            placed = True
+            prof.hold(t, t_end, vec, size, row=i)
+            placed = i
             break
-        if not placed and old is not None and old[0] >= now:
-            prof.hold(old[0], old[1], vec)  # no earlier slot: it stays
+        held = old is not None and old[0] >= now
+        if placed < 0 and held:
+            prof.hold(old[0], old[1], vec, size)  # no earlier slot: it stays
+        elif placed >= 0 and held:
+            plan.given.append((old[0], size))  # its old slot is free
+        if placed == 0:
+            stuck.pop(job, None)
+        elif job in res:
+            limit = placed if placed > 0 else before
+            if limit:
+                most = max(most, int(short[:limit].max()))
+            stuck[job] = (len(plan.given), most)
     wake(twin, plan)
 
 
-def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, job: Any, cap: Any, mcap: Any) -> bool:
+def _verify_free(twin: Twin, prof: Profile) -> None:
+    """Check the free cores per group kept from the twin's marks against a fresh count (tests)."""
+    fresh = [0] * len(prof.members)
+    for p in twin.procs:
+        fresh[prof.group_of[p.idx]] += len(p.free)
+    if fresh != prof.free_now.tolist():
+        raise AssertionError("conservative: kept free cores per group differ from a count")
+
+
+def _verify_stuck(prof: Profile, job: Any, old: tuple[Any, ...], before: int, slowest: float) -> None:
+    """Check, the slow way, that a job skipped as stuck has no start before its slot with enough
+    cores in its groups (tests set `_Cache.verify`)."""
+    cores = prof.cores.copy()
+    a, b = bisect_left(prof.times, old[0]), bisect_left(prof.times, old[1])
+    cores[a:b, old[2]] += old[3]  # its own reservation counts as free while it looks
+    longest = job.req_ops / slowest
+    for i in range(before):
+        n = int(cores[i:prof.window(i, longest)].min(axis=0).sum())
+        if n >= job.size:
+            raise AssertionError(f"conservative: job {job.id} skipped as stuck but {n} cores are free "
+                                 f"from {prof.times[i]} for {longest} s")
+
+
+def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, job: Any, cap: Any,
+               mcap: Any) -> bool:
     """Start `job` now within `cap` cores per group and `mcap` memory per node, and hold its cores."""
     if job.size > twin.free_total or int(cap.sum()) < job.size:
         return False
@@ -267,8 +221,9 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, job: Any, cap:
         prof.free_now[prof.group_of[p.idx]] -= k
         if prof.mem_now is not None and job.mem > 0:
             prof.mem_now[p.node.idx] -= k * job.mem
-    prof.hold(twin.now, hold_end(twin.now, duration), _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc],
-                                                          job.mem))
+    t_end = hold_end(twin.now, duration)
+    plan.release[job] = t_end
+    prof.hold(twin.now, t_end, _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem), job.size)
     return True
 
 
@@ -291,6 +246,8 @@ def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]
 class _Cache:
     """What a twin's passes share: the plan, processor groups per ranking, each job's cores per group."""
 
+    verify = False  # tests: check every job skipped as stuck and the kept free counts, the slow way
+
     def __init__(self) -> None:
         self.plan = Plan()
         self._ranked: list[Any] | None = None
@@ -298,6 +255,9 @@ class _Cache:
         self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
         self.index: dict[tuple[float, int], int] = {}   # and back
         self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
+        self._free: list[int] | None = None  # `free_by_group`'s counts, per processor, and marks
+        self._last: list[int] = []
+        self._dirty: dict[Any, None] | None = None
 
     def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
         """(group of each processor, each group's processors in rank order)."""
@@ -322,17 +282,45 @@ class _Cache:
                 if len(r) == 7:
                     res[job] = (r[0], r[1], _index_of(r[6], key_group), *r[3:])
             self._parts.clear()
+            self.plan.stuck.clear()
+            self._free = None
         return self._groups
 
-    def parts(self, job: Any, group_of: list[int]) -> list[tuple[int, int, int, float]]:
-        """(group, cores, node, memory) per part of a running job."""
+    def flat(self, job: Any, group_of: list[int]) -> tuple[list[int], list[int], list[int], list[float]]:
+        """A running job's parts: (groups, cores, nodes, memory), the last two of the parts that
+        hold memory."""
         parts = self._parts.get(job)
         if parts is None:
             if len(self._parts) > 4096:
                 self._parts.clear()
-            parts = self._parts[job] = [(group_of[g.proc.idx], len(g.cores), g.proc.node.idx,
-                                         len(g.cores) * job.mem) for g in job.groups]
+            mem = [(g.proc.node.idx, len(g.cores) * job.mem) for g in job.groups]
+            mem = [(n, m) for n, m in mem if m > 0]
+            parts = self._parts[job] = ([group_of[g.proc.idx] for g in job.groups], [len(g.cores) for g in job.groups],
+                                        [n for n, _ in mem], [m for _, m in mem])
         return parts
+
+    def free_by_group(self, twin: Twin) -> list[int]:
+        """Each group's free cores now, kept from the processors the twin marks as changed."""
+        free, last, dirty = self._free, self._last, self._dirty
+        group_of = self._groups[0]
+        if dirty is None:
+            dirty = self._dirty = {}
+            for node in twin.nodes:
+                node.watchers.append(dirty)
+            last = self._last = [len(p.free) for p in twin.procs]
+        if free is None:
+            free = self._free = [0] * len(self._groups[1])
+            for p in twin.procs:
+                n = last[p.idx] = len(p.free)
+                free[group_of[p.idx]] += n
+        for x in dirty:
+            if x.__class__ is ProcState:
+                n = len(x.free)
+                if n != last[x.idx]:
+                    free[group_of[x.idx]] += n - last[x.idx]
+                    last[x.idx] = n
+        dirty.clear()
+        return free
 
 
 def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:
@@ -341,20 +329,20 @@ def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:
     return twin.procs
 
 
-def _take_counts(groups: Any, group_node: list[Any], need: int, mem: float, cap: Any,
+def _take_counts(group_node: list[Any], need: int, mem: float, cap: Any,
                  mcap: Any) -> list[tuple[int, Any, int]] | None:
     """The greedy in rank order on counts: cores within each group's cap, whole cores per node memory."""
     out = []
     node_mem: dict[int, float] = {}
-    for g in groups:
-        k = int(cap[g])
-        if k <= 0:
-            continue
+    caps = cap.tolist()
+    mcaps = mcap.tolist() if mcap is not None and mem > 0 else None
+    for g in np.flatnonzero(cap > 0).tolist():  # the groups with a core, in rank order
+        k = caps[g]
         if k > need:
             k = need
         node = group_node[g]
-        if mcap is not None and mem > 0 and node.mem_cap < math.inf:
-            left = node_mem.get(node.idx, float(mcap[node.idx]))
+        if mcaps is not None and node.mem_cap < math.inf:
+            left = node_mem.get(node.idx, mcaps[node.idx])
             fit = int(left / mem + 1e-9)
             if fit < k:
                 if fit <= 0:

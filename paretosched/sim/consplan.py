@@ -31,6 +31,17 @@ class Plan:
         self.res: dict[Any, tuple[float, float, Any, float]] = {}
         self.slowest: float | None = None
         self._marks: dict[Any, None] | None = None
+        # cores given back in the profile, as (from when, cores): jobs that ended early or now
+        # release earlier, reservations dropped or moved (an upper bound on how much the free
+        # cores of any step from that time on rose). `stuck` keeps, per job, where this log stood
+        # and the most free cores (all groups) any start before its reservation offered when it
+        # last looked for one: while that plus what was given back since, early enough to lie
+        # in one of its windows, stays below its size, it cannot move earlier (`still_stuck`)
+        self.given: list[tuple[float, int]] = []
+        self.stuck: dict[Any, tuple[int, int]] = {}
+        self.changed: list[Any] = []            # the jobs that began, ended or were re-timed
+        self.release: dict[Any, float] = {}     # each running job's release in the last profile
+        self.at = -1.0                          # the time of that profile
 
     def compress(self, twin: Twin) -> bool:
         """Whether this decision compresses the plan: a job began or ended (or was re-timed) since
@@ -42,8 +53,58 @@ class Plan:
             twin.job_watchers.append(marks)
             return True
         changed = bool(marks)
-        marks.clear()
+        if changed:
+            self.changed = list(marks)
+            marks.clear()
         return changed
+
+    def count_given(self, twin: Twin, est: dict[Any, float]) -> None:
+        """Add to `given` the cores of the jobs that began, ended or were re-timed since the last
+        profile and now release earlier in it than they did (`est`: the running jobs' estimated
+        ends now); remember this profile's releases."""
+        now = twin.now
+        release = self.release
+        running = twin.running
+        given = self.given
+        for job in self.changed:
+            was = release.get(job, math.inf)
+            if job in running:
+                t = max(now, est[job])
+                if t < max(now, was):
+                    given.append((t, job.size))
+            elif was > now or now == self.at:  # ended: free now (at the same instant, from row 0)
+                given.append((now, job.size))
+        self.changed = []
+        self.release = dict(est)
+        self.at = now
+        if len(given) > 4096:  # forget what no kept bound still counts from
+            base = min((i for i, _ in self.stuck.values()), default=len(given))
+            if base:
+                del given[:base]
+                stuck = self.stuck
+                for job, (i, m) in list(stuck.items()):
+                    stuck[job] = (i - base, m)
+
+    def still_stuck(self, job: Any, limit: float) -> bool:
+        """Whether `job` still cannot move before its reservation: the cores its kept bound says
+        any earlier start offered, plus those given back since from before `limit` (the latest
+        time one of its windows reaches), are fewer than it needs (then the bound moves on)."""
+        was = self.stuck.get(job)
+        if was is None:
+            return False
+        i, most = was
+        size = job.size
+        if most >= size:  # it was refused for other reasons than counts: no bound
+            return False
+        given = self.given
+        for k in range(i, len(given)):
+            t, n = given[k]
+            if t < limit:
+                most += n
+                if most >= size:
+                    return False
+        self.stuck[job] = (len(given), most)
+        return True
 
     def keep_queued(self, queue: list[Any]) -> None:
         """Forget the reservations of jobs no longer queued (started, by the plan or as heads)."""
@@ -51,7 +112,8 @@ class Plan:
         if res:
             queued = set(queue)
             for job in [j for j in res if j not in queued]:
-                del res[job]
+                self.given.append((res.pop(job)[0], job.size))
+                self.stuck.pop(job, None)
 
 
 def limits_in_rank(members: list[list[Any]], cap: list[int], groups: Any = None) -> dict[int, int]:

@@ -1,0 +1,195 @@
+"""Conservative backfilling's availability profile on processor groups (`conservative.py` explains
+the model): free cores per group and free memory per node over time, as steps.
+
+A pass asks it for the earliest step where a job fits; the cost is numpy's per call, not the
+rows, so the steps a job cannot start at are ruled out in bulk: first by all groups' free cores
+together (`candidates`), then, for a run of candidates whose windows share a row, by each group's
+least free cores over every window at once (`counts`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+
+from paretosched.sim.consplan import limits_in_rank
+from paretosched.sim.endorder import end_order
+
+if TYPE_CHECKING:
+    from paretosched.sim.twin import Twin
+
+least = np.minimum.reduce
+add = np.add.reduce
+
+
+class Profile:
+    """Free cores per processor group (and memory per node) over time, as steps starting at `times`.
+
+    Processors of the same speed are interchangeable for a plan when their node's memory is no
+    limit (a group per speed), else within their node (a group per node and speed): counting per
+    group rather than per processor is what makes a homogeneous platform plan as textbook
+    conservative backfilling does, by counts alone. Built at each decision from the running jobs
+    and the kept reservations (`holds`).
+    """
+
+    def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any]) -> None:
+        now = twin.now
+        order = end_order(twin)
+        self.bounded = not order.unbounded_mem
+        self.group_of, self.members = cache.groups(ranked)
+        est = order.est
+        running = twin.running
+        ends = {max(now, est[j]) for j in running}
+        # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
+        # row of their own after it (they hold their cores until they really end); the kept
+        # reservations (`holds`: start, end, then `_vec`'s arrays) are held here in one go
+        later = {h[1] for h in holds} | {h[0] for h in holds if h[0] > now}
+        self.times = [now] + sorted(ends | later)
+        row = {t: i for i, t in enumerate(self.times) if i}
+        group_of = self.group_of
+        m = len(self.times)
+        cores = np.zeros((m, len(self.members)), dtype=np.int64)
+        cores[0] = cache.free_by_group(twin)
+        mem = np.zeros((m, len(twin.nodes))) if self.bounded else None
+        # every release and hold as (row, column, amount), added in one call each: np.add.at adds
+        # in index order, the order the per-part loop it replaces used (so every float is the same)
+        rc: list[int] = []
+        gc: list[int] = []
+        kc: list[int] = []
+        rm: list[int] = []
+        nm: list[int] = []
+        vm: list[float] = []
+        for job in running:
+            i = row[max(now, est[job])]
+            gs, ks, nodes, ms = cache.flat(job, group_of)
+            rc.extend([i] * len(gs))
+            gc.extend(gs)
+            kc.extend(ks)
+            if ms:
+                rm.extend([i] * len(ms))
+                nm.extend(nodes)
+                vm.extend(ms)
+        if mem is not None:
+            mem[0] = [n.mem_free for n in twin.nodes]
+        self.free_now = cores[0].copy()  # each group's free cores now (before reservations)
+        self.mem_now = mem[0].copy() if mem is not None else None
+        if holds:
+            a = [0 if h[0] <= now else row[h[0]] for h in holds]
+            b = [row[h[1]] for h in holds]
+            n = [len(h[2]) for h in holds]
+            gs = np.concatenate([h[2] for h in holds])
+            ks = np.concatenate([h[3] for h in holds])
+            np.add.at(cores, (np.concatenate((np.array(rc, dtype=np.intp), np.repeat(a, n), np.repeat(b, n))),
+                              np.concatenate((np.array(gc, dtype=np.intp), gs, gs))),
+                      np.concatenate((np.array(kc, dtype=np.int64), -ks, ks)))
+            if mem is not None:
+                n = [len(h[4]) for h in holds]
+                nodes = np.concatenate([h[4] for h in holds])
+                memk = np.concatenate([h[5] for h in holds])
+                np.add.at(mem, (np.concatenate((np.array(rm, dtype=np.intp), np.repeat(a, n), np.repeat(b, n))),
+                                np.concatenate((np.array(nm, dtype=np.intp), nodes, nodes))),
+                          np.concatenate((np.array(vm, dtype=float), -memk, memk)))
+        else:
+            if rc:
+                np.add.at(cores, (rc, gc), kc)
+            if mem is not None and rm:
+                np.add.at(mem, (rm, nm), vm)
+        self.cores = np.cumsum(cores, axis=0)
+        self.mem = np.cumsum(mem, axis=0) if mem is not None else None
+        self.totals = add(self.cores, axis=1)  # all groups' free cores per row
+        self._times: Any = None                # `times` as an array, made when asked
+
+    def candidates(self, size: int, duration: float, before: int,
+                   own: tuple[int, int] | None = None) -> tuple[Any, Any, Any]:
+        """The rows before `before` where a job of `size` cores could start for `duration`,
+        counting all groups together (a necessary condition, vectorised; each is then checked
+        per group); the end (exclusive) of each row's window; and for the other rows before
+        `before`, the free cores of a short step in their window (the most they offer), else -1.
+        `own`: rows [a, b) counted with `size` more (the job's own reservation, still held)."""
+        times = self._times
+        if times is None:
+            times = self._times = np.array(self.times)
+        m = len(times)
+        rows = np.arange(m)
+        ends = np.maximum(np.searchsorted(times, times + duration, side="left"), rows + 1)
+        totals = self.totals
+        if own is not None:
+            totals = totals.copy()
+            totals[own[0]:own[1]] += size
+        bad = np.where(totals < size, rows, m)
+        next_bad = np.minimum.accumulate(bad[::-1])[::-1]  # the first short row at or after each
+        ok = next_bad[:before] >= ends[:before]
+        short = np.where(ok, -1, totals[np.minimum(next_bad[:before], m - 1)])
+        return np.flatnonzero(ok), ends, short
+
+    def counts(self, rows: list[int], ends: Any) -> Iterator[tuple[int, int, int, Any]]:
+        """Each candidate row of `rows` (ascending, `ends` their windows' ends) with its window's
+        end, the free cores per group over the window summed, and those per group (or None).
+
+        A row's window ends no earlier than an earlier row's, so every candidate up to the last
+        row of a window shares that row: for such a run, the minima over each window are taken
+        from running minima back and forward from that row, all at once."""
+        cores = self.cores
+        k, m = 0, len(rows)
+        while k < m:
+            i = rows[k]
+            a = int(ends[i]) - 1
+            k2 = bisect_right(rows, a, k)
+            if k2 - k < 12:  # below this, row by row costs fewer numpy calls
+                cap = least(cores[i:a + 1], axis=0)
+                yield i, a + 1, int(add(cap)), cap
+                k += 1
+                continue
+            run = np.array(rows[k:k2])
+            e = ends[run]
+            back = np.minimum.accumulate(cores[i:a + 1][::-1], axis=0)
+            fwd = np.minimum.accumulate(cores[a:int(e[-1])], axis=0)
+            sums = add(np.minimum(back[a - run], fwd[e - 1 - a]), axis=1)
+            for r, j, n in zip(rows[k:k2], e.tolist(), sums.tolist()):
+                yield r, j, n, None
+            k = k2
+
+    def most_before(self, before: int) -> int:
+        """The most free cores (all groups together) at any step before row `before`."""
+        return int(self.totals[:before].max()) if before else -1
+
+    def window(self, i: int, duration: float) -> int:
+        """The end (exclusive) of the rows a job starting at row `i` for `duration` spans."""
+        return bisect_left(self.times, self.times[i] + duration, lo=i + 1)
+
+    def split(self, t: float) -> int:
+        """The row starting at `t`, made by splitting the step that holds it if needed."""
+        times = self.times
+        i = bisect_left(times, t)
+        if i < len(times) and times[i] == t:
+            return i
+        insort(times, t)
+        self._times = None
+        c = self.cores
+        self.cores = np.concatenate((c[:i], c[i - 1:i], c[i:]))
+        tot = self.totals
+        self.totals = np.concatenate((tot[:i], tot[i - 1:i], tot[i:]))
+        if self.mem is not None:
+            mm = self.mem
+            self.mem = np.concatenate((mm[:i], mm[i - 1:i], mm[i:]))
+        return i
+
+    def hold(self, t0: float, t1: float, vec: Any, size: int, sign: int = 1, row: int | None = None) -> None:
+        """Take (sign 1) or give back (-1) `vec` (`_vec`'s arrays, `size` cores in all) over
+        [t0, t1), from row `row` when given (a row of jobs past their estimate shares now with
+        row 0), else from `t0`'s row (row 0 for a reservation that is due)."""
+        start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
+        end = self.split(t1)
+        gs, ks, nodes, memk = vec
+        self.cores[start:end, gs] -= sign * ks  # groups, and nodes, appear once in a vec
+        self.totals[start:end] -= sign * size
+        if self.mem is not None and len(nodes):
+            self.mem[start:end, nodes] -= sign * memk
+
+    def limits(self, cap: Any) -> dict[int, int]:
+        """Per-processor caps for a job starting now: each group's cap, given to its processors'
+        free cores in rank order (only caps below a processor's free cores are listed)."""
+        short = np.flatnonzero(cap < self.free_now)  # the other groups' caps limit nothing
+        return limits_in_rank(self.members, cap.tolist(), short.tolist())
