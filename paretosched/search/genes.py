@@ -95,7 +95,9 @@ class FloatGene(_RangeGene):
         return min(max(self._unlog(v), self.low), self.high)  # exp(ln(high)) may overshoot by an ulp
 
     def encode(self, value: Any) -> float | None:
-        """A config value -> pymoo's value; None when the gene cannot hold it."""
+        """A config value -> pymoo's value; None when the gene cannot hold it. On a log scale the
+        value comes back as exp(log(v)), for most round values an ulp away (100 -> 100.00000000000004):
+        no float logarithm decodes to them exactly."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not self.low <= value <= self.high:
             return None
         return math.log(value) if self.log else float(value)
@@ -122,7 +124,10 @@ class IntGene(_RangeGene):
         return int(min(max(round(self._unlog(v)), self.low), self.high))
 
     def encode(self, value: Any) -> float | int | None:
-        """A config value -> pymoo's value; None when the gene cannot hold it."""
+        """A config value -> pymoo's value; None when the gene cannot hold it (a whole float such
+        as 600.0, what a float config field holds, is the integer 600)."""
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not self.low <= value <= self.high:
             return None
         return math.log(value) if self.log else value

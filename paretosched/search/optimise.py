@@ -100,6 +100,7 @@ class SearchRun:
         self.t0 = time.monotonic()
         repair_log(run_dir)
         state = load_checkpoint(run_dir)
+        self.start_notes: list[str] = []
         if state is None:
             # no checkpoint (deleted to recover, or killed before the first): the log may still
             # hold another twin's rows, which the summary written with them names
@@ -122,7 +123,7 @@ class SearchRun:
             total = study.algorithm.pop_size + (b.generations - 1) * off
         # a finished run only prints a message; a resumed one starts the bar where it stopped
         self.progress = Progress(study.name, total, quiet or state.done, initial=state.n_told)
-        for note in notes or []:
+        for note in [*(notes or []), *self.start_notes]:
             self.progress.message(note)
 
     def _new_state(self) -> Checkpoint:
@@ -134,19 +135,26 @@ class SearchRun:
         return Checkpoint(twin=twin_version(), algorithm=algo, ref=ref, ref_source="study" if ref is not None else None)
 
     def _starting_genomes(self) -> list[dict]:
-        """The raw genomes of `algorithm.start_from`'s configs that the genes can hold, once each."""
+        """The raw genomes of `algorithm.start_from`'s configs, once each, at most a population;
+        every config left out is said why (`self.start_notes`)."""
         base: dict = self.study.base  # type: ignore[assignment]
-        configs = []
+        named = []
         if "base" in self.study.algorithm.start_from:
-            configs.append(base)
+            named.append(("the base", base))
         if "baselines" in self.study.algorithm.start_from:
-            configs += [baseline_config(base, over) for over in self.study.baselines.values()]
+            named += [(f"baseline {n!r}", baseline_config(base, over)) for n, over in self.study.baselines.items()]
         out: dict[str, dict] = {}
-        for cfg in configs:
-            x = self.space.encode(cfg)
-            if x is not None:
+        for what, cfg in named:
+            x, why = self.space.encode(cfg)
+            if x is None:
+                self.start_notes.append(f"start_from: {what} left out of generation 0: {why}")
+            else:
                 out.setdefault(canonical(x), x)
-        return list(out.values())
+        pop = self.study.algorithm.pop_size
+        if len(out) > pop:
+            self.start_notes.append(f"start_from: {len(out)} configs, a population of {pop}: generation 0 "
+                                    f"holds the first {pop}, and no random genome")
+        return list(out.values())[:pop]
 
     # ----------------------------------------------------------------------------------------
     def execute(self) -> None:

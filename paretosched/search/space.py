@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any
 
 from pymoo.core.variable import Variable
@@ -47,21 +48,24 @@ class SearchSpace:
         """Raw gene values -> the values written into the config."""
         return {path: g.decode(x[path]) for path, g in self.genes.items()}
 
-    def encode(self, cfg: dict[str, Any]) -> dict[str, Any] | None:
-        """A complete config -> the raw genome that decodes to its gene values; None when a gene
-        cannot hold the config's value (outside its range or choices)."""
+    def encode(self, cfg: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """A complete config -> (the raw genome whose config is exactly `cfg`, ""), or (None, why
+        there is none: a gene cannot hold the config's value, or the config differs from the base
+        outside the genes)."""
         x = {}
         for path, g in self.genes.items():
             node: Any = cfg
             for part in path.split("."):
                 if not isinstance(node, dict) or part not in node:
-                    return None
+                    return None, f"it has no {path}"
                 node = node[part]
             raw = g.encode(node)
             if raw is None:
-                return None
+                return None, f"{path} = {node!r} is outside the gene"
             x[path] = raw
-        return x
+        if not _same_config(self.config(self.decode(x)), cfg):
+            return None, "it differs from the base outside the genes"
+        return x, ""
 
     def config(self, genome: dict[str, Any]) -> dict[str, Any]:
         """The complete config dict for decoded gene values (base with the genes set)."""
@@ -69,3 +73,16 @@ class SearchSpace:
         for path, value in genome.items():
             set_path(cfg, path, value)
         return cfg
+
+
+def _same_config(a: Any, b: Any) -> bool:
+    """Equal configs, numbers by value (600 == 600.0) and to 12 digits (a log gene's value
+    comes back an ulp away); booleans are not numbers here."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_config(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_config(x, y) for x, y in zip(a, b))
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-12)
+    return type(a) is type(b) and a == b

@@ -71,6 +71,13 @@ class AlgorithmSpec(_Strict):
         default_factory=list, description="configs whose genomes open generation 0 (when the genes can hold their "
         "values): the study's base, its baselines")
 
+    @field_validator("start_from")
+    @classmethod
+    def _once_each(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("name base and baselines once each")
+        return v
+
 
 class ResamplingSpec(_Strict):
     """Dynamic resampling (docs/search.md): genomes near the front get extra seeds before they are admitted."""
