@@ -27,7 +27,7 @@ from paretosched.search.progress import Progress
 from paretosched.search.rundir import RunLock, cache_dir, check_same_twin, make_run_dir, open_run
 from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Generation, load_checkpoint, repair_log,
                                        save_checkpoint, write_front)
-from paretosched.search.space import SearchSpace, canonical
+from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.screening import Screener, widened
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
@@ -131,30 +131,8 @@ class SearchRun:
         if self.study.reference_point is not None:
             ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
         algo = build_algorithm(self.space, len(self.names), widened(self.study.algorithm, self.study.screening),
-                               algorithm_seed(self.study), self._starting_genomes())
+                               algorithm_seed(self.study), starting_genomes(self.space, self.study, self.start_notes))
         return Checkpoint(twin=twin_version(), algorithm=algo, ref=ref, ref_source="study" if ref is not None else None)
-
-    def _starting_genomes(self) -> list[dict]:
-        """The raw genomes of `algorithm.start_from`'s configs, once each, at most a population;
-        every config left out is said why (`self.start_notes`)."""
-        base: dict = self.study.base  # type: ignore[assignment]
-        named = []
-        if "base" in self.study.algorithm.start_from:
-            named.append(("the base", base))
-        if "baselines" in self.study.algorithm.start_from:
-            named += [(f"baseline {n!r}", baseline_config(base, over)) for n, over in self.study.baselines.items()]
-        out: dict[str, dict] = {}
-        for what, cfg in named:
-            x, why = self.space.encode(cfg)
-            if x is None:
-                self.start_notes.append(f"start_from: {what} left out of generation 0: {why}")
-            else:
-                out.setdefault(canonical(x), x)
-        pop = self.study.algorithm.pop_size
-        if len(out) > pop:
-            self.start_notes.append(f"start_from: {len(out)} configs, a population of {pop}: generation 0 "
-                                    f"holds the first {pop}, and no random genome")
-        return list(out.values())[:pop]
 
     # ----------------------------------------------------------------------------------------
     def execute(self) -> None:

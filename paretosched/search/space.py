@@ -16,7 +16,7 @@ from pymoo.core.variable import Variable
 
 from paretosched.config import set_path
 from paretosched.search.genes import GeneSpec
-from paretosched.search.study import Study
+from paretosched.search.study import Study, baseline_config
 
 
 def canonical(obj: Any) -> str:
@@ -86,3 +86,26 @@ def _same_config(a: Any, b: Any) -> bool:
     if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
         return math.isclose(a, b, rel_tol=1e-12)
     return type(a) is type(b) and a == b
+
+
+def starting_genomes(space: SearchSpace, study: Study, notes: list[str]) -> list[dict[str, Any]]:
+    """The raw genomes of `algorithm.start_from`'s configs, once each, at most a population; a
+    line in `notes` for every config left out and why."""
+    base: dict[str, Any] = study.base  # type: ignore[assignment]
+    named = []
+    if "base" in study.algorithm.start_from:
+        named.append(("the base", base))
+    if "baselines" in study.algorithm.start_from:
+        named += [(f"baseline {n!r}", baseline_config(base, over)) for n, over in study.baselines.items()]
+    out: dict[str, dict[str, Any]] = {}
+    for what, cfg in named:
+        x, why = space.encode(cfg)
+        if x is None:
+            notes.append(f"start_from: {what} left out of generation 0: {why}")
+        else:
+            out.setdefault(canonical(x), x)
+    pop = study.algorithm.pop_size
+    if len(out) > pop:
+        notes.append(f"start_from: {len(out)} configs, a population of {pop}: generation 0 holds the first {pop}, "
+                     "and no random genome")
+    return list(out.values())[:pop]
