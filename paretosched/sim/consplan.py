@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
 
 
+# The given-back log is trimmed, past this many entries, to what some kept bound still reads (a
+# bound on memory, not on correctness: tests lower it to trim at almost every decision).
+TRIM_GIVEN = 4096
+
+
 class Plan:
     """The reservations kept between decisions: job -> (start, end, cores, 0.0) in `count_pass`,
     (start, end, groups, cores per group, nodes, memory per node, group keys) in `conservative`."""
@@ -77,7 +82,7 @@ class Plan:
         self.changed = []
         self.release = dict(est)
         self.at = now
-        if len(given) > 4096:  # forget what no kept bound still counts from
+        if len(given) > TRIM_GIVEN:  # forget what no kept bound still counts from
             base = min((i for i, _ in self.stuck.values()), default=len(given))
             if base:
                 del given[:base]

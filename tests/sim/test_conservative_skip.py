@@ -70,6 +70,19 @@ def test_skips_on_a_trace_are_right_and_change_nothing(pair):
     assert checked.metrics == full.metrics
 
 
+def test_trimming_the_given_back_log_keeps_skips_right(monkeypatch):
+    # trimmed at almost every decision (the real bound trims a run of the bundled window rarely)
+    import paretosched.sim.consplan as consplan
+
+    cfg = _bundled("random", "random", "proportional", 400)
+    monkeypatch.setattr(consplan, "TRIM_GIVEN", 4)
+    with mock.patch.object(cons._Cache, "verify", True):
+        checked = simulate(cfg, record_jobs=True)
+    with mock.patch.object(Plan, "still_stuck", lambda self, job, limit: False):
+        full = simulate(cfg, record_jobs=True)
+    assert [(j["start_s"], j["core_ids"]) for j in checked.jobs] == [(j["start_s"], j["core_ids"]) for j in full.jobs]
+
+
 def _forget_jobs_that_changed(self, twin, est):
     self.changed = []
     self.release = dict(est)
