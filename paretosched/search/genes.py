@@ -161,9 +161,8 @@ class BoolGene(StrictModel):
 
     def encode(self, value: Any) -> bool | None:
         """A config value -> pymoo's bit; None when the gene cannot hold it."""
-        options = self.values if self.values is not None else [False, True]
-        hits = [k for k, o in enumerate(options) if same_value(value, o)]
-        return bool(hits[0]) if hits else None
+        k = _position(value, self.values if self.values is not None else [False, True])
+        return None if k is None else bool(k)
 
     def extremes(self) -> list[Any]:
         """Both values."""
@@ -204,8 +203,7 @@ class ChoiceGene(StrictModel):
 
     def encode(self, value: Any) -> int | None:
         """A config value -> pymoo's index; None when the gene cannot hold it."""
-        hits = [k for k, o in enumerate(self.values) if same_value(value, o)]
-        return hits[0] if hits else None
+        return _position(value, self.values)
 
     def extremes(self) -> list[Any]:
         """Every value."""
@@ -280,6 +278,11 @@ def _scale_1_100(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
 def _number(x: Any) -> float:
     """A logged numeric gene value as a float; NaN for a missing one (null, NaN)."""
     return float(x) if isinstance(x, (int, float, np.number)) else math.nan
+
+
+def _position(value: Any, options: Sequence[Any]) -> int | None:
+    """The index of the first option `value` is (by `same_value`), or None."""
+    return next((k for k, o in enumerate(options) if same_value(value, o)), None)
 
 
 def same_value(a: object, b: object) -> bool:
