@@ -103,3 +103,17 @@ def test_a_run_started_from_the_base_killed_in_generation_0_resumes_exactly(tmp_
               evaluator="conftest:evaluate_then_interrupt", cache=False)
     cut, _ = kill_and_resume(tmp_path, monkeypatch, 6, **kw)
     assert [r.genome["scheduler.job_policy"] for r in read_evaluations(cut) if r.kind == "search"][:2] == ["shortest", "first"]
+
+
+def test_more_starting_configs_than_a_population_are_cut_and_said(study_dir: Path) -> None:
+    base = {"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0}]},
+            "scheduler": {"freq": 0.8, "power_off_idle_s": 1.0, "min_nodes_on": 2}}
+    policies = ["random", "first", "shortest", "smallest", "low_mem"]
+    baselines = {p: {"scheduler": {"job_policy": p}} for p in policies}
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        run = optimise(str(write_study(study_dir, base=base, baselines=baselines, budget={"generations": 1},
+                                       algorithm={"pop_size": 4, "start_from": ["baselines"]})),
+                       out=str(study_dir / "run"), quiet=True)
+    assert "start_from: 5 configs, a population of 4: generation 0 holds the first 4, and no random genome" in err.getvalue()
+    assert [g["scheduler.job_policy"] for g in _first_genomes(run, 10)] == policies[:4]
