@@ -241,10 +241,11 @@ def log_ledger(study: Study, run_dir: Path) -> Ledger:
     """A run's search rows as a method history (a resampled genome's later rows carry its new mean)."""
     led = Ledger(study)
     for row in read_evaluations(run_dir):
-        if row.kind in ("search", "baseline"):  # a baseline (e.g. the focus) costs its simulations too
+        # baselines and prefix-screening runs cost their simulations too
+        if row.kind in ("search", "baseline", "screen"):
             ev = led.add(row.config, [(s.seed, s.metrics if s.status == "ok" else None, s.wall_s) for s in row.per_seed])
-            if row.kind == "baseline":
-                ev.F = None  # a baseline is not one of the search's trade-offs
+            if row.kind != "search":
+                ev.F = None  # not one of the search's trade-offs (a screen row ran a prefix of the window)
     return led
 
 

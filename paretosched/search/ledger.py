@@ -32,7 +32,7 @@ from paretosched.sim.metrics import mean_metrics
 class Spec:
     """What to evaluate: a genome (search), a named config (baseline) or a re-check."""
 
-    kind: str  # search | baseline | recheck
+    kind: str  # search | baseline | recheck | screen (a candidate on a prefix of the window, fidelity.py)
     config: dict[str, Any]
     seeds: list[int]
     genome: dict[str, Any] = field(default_factory=dict)
@@ -43,7 +43,7 @@ class Spec:
 
     def key(self) -> str:
         ident: dict[str, Any] = {"kind": self.kind, "seeds": self.seeds}
-        if self.kind == "search":
+        if self.kind in ("search", "screen"):
             ident["genome"] = self.genome
         elif self.kind == "baseline":
             ident["name"], ident["config"] = self.name, self.config

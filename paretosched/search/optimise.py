@@ -29,6 +29,7 @@ from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Gener
                                        save_checkpoint, write_front)
 from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler, refresh_objectives
+from paretosched.search.fidelity import PrefixScreener
 from paretosched.search.screening import Screener, widened
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
 from paretosched.search.summary import Summary, mark_interrupted, write_summary
@@ -114,8 +115,10 @@ class SearchRun:
         # a run checkpointed before resampling existed continues without it, as it started
         self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study) if state.resampling else [],
                                    study.resampling)
-        off = study.algorithm.n_offsprings or study.algorithm.pop_size
-        self.screener = Screener(study.screening, self.space.genes, off, algorithm_seed(study)) if study.screening else None
+        off, scr = study.algorithm.n_offsprings or study.algorithm.pop_size, study.screening
+        self.screener = None if scr is None else (
+            Screener(scr, self.space.genes, off, algorithm_seed(study), self.signs) if scr.by == "forest"
+            else PrefixScreener(scr, self.space, self.seeds, self.signs, off, algorithm_seed(study)))
         b = study.budget
         total = b.evaluations
         if total is None and b.generations is not None:
@@ -170,8 +173,10 @@ class SearchRun:
         return None
 
     def _spent(self) -> float:
-        """Evaluations spent: genomes told, plus resampling's seeds (one evaluation = `seeds` seeds)."""
-        return self.state.n_told + self.state.n_resampled / len(self.seeds)
+        """Evaluations spent: genomes told, plus resampling's seeds (one evaluation = `seeds` seeds),
+        plus prefix screening's runs (each its share of an evaluation)."""
+        share = self.study.screening.budget_share if self.study.screening else 0.0
+        return self.state.n_told + self.state.n_resampled / len(self.seeds) + self.state.n_screened * share
 
     def _checkpoint(self) -> None:
         self.state.next_eval_id = self.ledger.next_id
@@ -197,15 +202,16 @@ class SearchRun:
         pop = self.algo.ask()
         if pop is None or len(pop) == 0:
             return False
-        if self.screener is not None and self.state.generation >= 0:  # offspring pre-screened on the log
-            ok = [i for i in self._search_ids() if self.ledger.ok(i)]
-            pop = self.screener.select(pop, [self.ledger.rows[i].x for i in ok],
-                                       np.array([self.ledger.objective_vector(i, self.signs) for i in ok]))
+        gen = self.state.generation + 1
+        if self.screener is not None and gen > 0:  # offspring pre-screened (screening.py, fidelity.py)
+            if isinstance(self.screener, PrefixScreener):
+                self.progress.stage(f"generation {gen}: {len(pop)} candidates on a prefix of the jobs")
+            pop, screened = self.screener.screen(pop, self.ledger, self._search_ids(), self.engine, gen)
+            self.state.n_screened += screened
         b = self.study.budget
         left = None if b.evaluations is None else max(1, int(b.evaluations - self._spent()))
         if left is not None and len(pop) > left:
             pop = pop[:left]  # spend the budget exactly (resampling may then take it over, see docs/search.md)
-        gen = self.state.generation + 1
         specs = []
         for x in pop.get("X"):
             genome = self.space.decode(x)

@@ -82,7 +82,7 @@ class Evaluation:
     FORMAT: ClassVar[int] = 1
 
     eval_id: int
-    kind: str  # search | baseline | recheck
+    kind: str  # search | baseline | recheck | screen
     generation: int
     seeds: list[int]
     per_seed: list[SeedResult]
@@ -253,6 +253,7 @@ class Checkpoint:
     done: bool = False
     n_resampled: int = 0
     resampling: bool = True
+    n_screened: int = 0  # screen rows (screening by prefix) logged so far
     recheck_ids: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

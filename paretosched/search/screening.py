@@ -1,11 +1,14 @@
-"""Surrogate pre-screening of offspring (issue 17, lever 2; pysamoo's SSA-NSGA-II shape).
+"""Pre-screening of offspring (issue 17): the `screening` key, and its surrogate strategy.
 
 With `screening: {factor: k}`, NSGA-II's mating proposes k times the offspring a generation
-simulates; a random forest fitted on the evaluation log (gene values -> minimised objectives)
-predicts each candidate, and NSGA-II's own rank-and-crowding survival, applied to the
-predictions made optimistic by `explore` x the forest's spread, keeps as many as are simulated.
-Only the kept offspring are evaluated and told, so survival, the log and the front see real
-simulations only; the forest's guesses never enter them.
+simulates, and a cheap judge picks which are simulated in full. `by: forest` (lever 2,
+pysamoo's SSA-NSGA-II shape; this module): a random forest fitted on the evaluation log (gene
+values -> minimised objectives) predicts each candidate, and NSGA-II's own rank-and-crowding
+survival, applied to the predictions made optimistic by `explore` x the forest's spread, keeps
+as many as are simulated. `by: prefix` (lever 1, multi-fidelity; `fidelity.py`): every candidate
+is simulated on the first `prefix` share of the window's jobs and the same survival keeps the
+best on those runs. Only the kept offspring are evaluated in full and told, so survival and
+the front see full simulations only; the forest's guesses and the prefix runs never enter them.
 
 Invariants: the choice depends only on the logged rows and the study seed (the forest and the
 survival's tie-breaks are seeded), so it is the same whatever the worker count, and a generation
@@ -18,19 +21,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pydantic import Field
 from pymoo.core.population import Population
 
-from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, GeneSpec, IntGene, StrictModel
-
-
-class ScreeningSpec(StrictModel):
-    """The `screening` key of a study (null = off)."""
-
-    factor: int = Field(3, ge=2, le=20, description="offspring proposed per offspring simulated")
-    explore: float = Field(1.0, ge=0, le=10, description="optimism: prediction minus this many forest spreads")
-    min_log: int = Field(20, ge=2, le=100_000, description="successful genomes in the log before screening starts")
-    trees: int = Field(64, ge=1, le=1000, description="random-forest trees")
+from paretosched.search.evaluate import Engine
+from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, GeneSpec, IntGene
+from paretosched.search.ledger import Ledger
+from paretosched.search.study import ScreeningSpec
 
 
 def widened(spec: Any, screening: ScreeningSpec | None) -> Any:
@@ -56,8 +52,17 @@ def features(genes: dict[str, GeneSpec], xs: list[dict[str, Any]]) -> np.ndarray
 class Screener:
     """Keeps the offspring a surrogate of the log predicts best (see the module doc)."""
 
-    def __init__(self, spec: ScreeningSpec, genes: dict[str, GeneSpec], n_keep: int, seed: int) -> None:
+    def __init__(self, spec: ScreeningSpec, genes: dict[str, GeneSpec], n_keep: int, seed: int,
+                 signs: np.ndarray | None = None) -> None:
         self.spec, self.genes, self.n_keep, self.seed = spec, genes, n_keep, seed
+        self.signs = np.ones(1) if signs is None else signs
+
+    def screen(self, pop: Population, ledger: Ledger, search_ids: list[int], engine: Engine,
+               generation: int) -> tuple[Population, int]:
+        """The kept candidates, and the screening runs this cost (none: the forest runs nothing)."""
+        ok = [i for i in search_ids if ledger.ok(i)]
+        F = np.array([ledger.objective_vector(i, self.signs) for i in ok])
+        return self.select(pop, [ledger.rows[i].x for i in ok], F), 0
 
     def select(self, pop: Population, xs: list[dict[str, Any]], F: np.ndarray) -> Population:
         """`n_keep` of the candidates `pop`, given the log's successful genomes `xs` and their

@@ -13,8 +13,8 @@ from conftest import kill_and_resume, run_quiet, stable_rows, summary, write_stu
 from paretosched.errors import UserError
 from paretosched.search.genes import ChoiceGene, FloatGene
 from paretosched.search.runlog import read_evaluations
-from paretosched.search.screening import Screener, ScreeningSpec, features
-from paretosched.search.study import load_study
+from paretosched.search.screening import Screener, features
+from paretosched.search.study import ScreeningSpec, load_study
 
 SCREENED = dict(budget={"evaluations": 80}, algorithm={"pop_size": 10}, screening={"factor": 3, "min_log": 10})
 

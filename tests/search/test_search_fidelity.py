@@ -1,0 +1,77 @@
+"""Multi-fidelity screening (search/fidelity.py, `screening: {by: prefix}`): validated, logged
+as screen rows, keeps what does best on the prefix, counted in the budget, reproducible, resumable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import kill_and_resume, run_quiet, stable_rows, write_study
+from paretosched.errors import UserError
+from paretosched.search import pareto
+from paretosched.search.fidelity import prefix_config
+from paretosched.search.runlog import read_evaluations
+from paretosched.search.study import load_study
+
+EIGHT_JOBS = {"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0 + k} for k in range(8)]}}
+PREFIX = dict(base=EIGHT_JOBS, budget={"evaluations": 80}, algorithm={"pop_size": 10},
+              screening={"by": "prefix", "factor": 3, "prefix": 0.5})
+
+
+def test_prefix_config_cuts_the_window_and_leaves_the_config_alone() -> None:
+    cfg = {"workload": {"path": "t.swf", "first_job": 100, "n_jobs": 1000}, "seed": 3}
+    assert prefix_config(cfg, 0.25) == {"workload": {"path": "t.swf", "first_job": 100, "n_jobs": 250}, "seed": 3}
+    assert prefix_config(cfg, 0.0001)["workload"]["n_jobs"] == 1  # never an empty window
+    assert cfg["workload"]["n_jobs"] == 1000
+    inline = {"workload": {"jobs": [{"run_s": float(k)} for k in range(8)]}}
+    assert [j["run_s"] for j in prefix_config(inline, 0.5)["workload"]["jobs"]] == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(UserError, match="workload.n_jobs"):
+        prefix_config({"workload": {"path": "t.swf"}}, 0.5)
+
+
+def test_prefix_screening_is_validated(tmp_path: Path) -> None:
+    spec = load_study(write_study(tmp_path, **PREFIX)).screening
+    assert spec is not None and (spec.by, spec.prefix, spec.budget_share) == ("prefix", 0.5, 0.5)
+    whole_trace = {"platform": "homogeneous-4", "workload": {"path": "builtin:hpc2n-3k.swf.gz"}}
+    with pytest.raises(UserError, match=r"study.yaml: screening.by: prefix .* base.workload.n_jobs"):
+        load_study(write_study(tmp_path, base=whole_trace, screening={"by": "prefix"}))
+    with pytest.raises(UserError, match=r"study.yaml: screening.*prefix: not a setting of by: forest"):
+        load_study(write_study(tmp_path, screening={"prefix": 0.5}))
+    with pytest.raises(UserError, match=r"study.yaml: screening.*min_log: not a setting of by: prefix"):
+        load_study(write_study(tmp_path, base=EIGHT_JOBS, screening={"by": "prefix", "min_log": 5}))
+    with pytest.raises(UserError, match=r"study.yaml: screening.prefix: .*less than 1"):
+        load_study(write_study(tmp_path, base=EIGHT_JOBS, screening={"by": "prefix", "prefix": 1.0}))
+    with pytest.raises(UserError, match=r"study.yaml: screening.by"):
+        load_study(write_study(tmp_path, base=EIGHT_JOBS, screening={"by": "gp"}))
+
+
+def test_a_prefix_screened_run_keeps_the_best_on_the_prefix_within_its_budget(tmp_path: Path) -> None:
+    run = run_quiet(write_study(tmp_path, **PREFIX), tmp_path / "run")
+    rows = read_evaluations(run)
+    screen = [r for r in rows if r.kind == "screen"]
+    search = [r for r in rows if r.kind == "search"]
+    assert screen and all(len(r.config["workload"]["jobs"]) == 4 and r.generation >= 1 for r in screen)
+    assert all(len(r.config["workload"]["jobs"]) == 8 for r in search)
+    # the budget: 80 evaluations = genomes told + each screen run as half an evaluation
+    assert len(search) + 0.5 * len(screen) == 80
+    for gen in sorted({r.generation for r in screen}):
+        cand = [r for r in screen if r.generation == gen]
+        kept = {repr(r.genome) for r in search if r.generation == gen}
+        assert kept and kept <= {repr(r.genome) for r in cand}
+        rank = pareto.ranks(np.array([[r.objectives[o] for o in ("energy_kwh", "mean_bsld")] for r in cand]))
+        in_kept = np.array([repr(r.genome) in kept for r in cand])
+        assert rank[in_kept].max() <= rank[~in_kept].min()  # no unkept candidate ranks better than a kept one
+    # generation 0 is never screened; the front is drawn from full-window rows only
+    assert not any(r.generation == 0 for r in screen)
+    front_ids = {int(line.split(",")[0]) for line in (run / "front.csv").read_text().splitlines()[1:]}
+    assert front_ids and front_ids <= {r.eval_id for r in search}
+
+
+def test_a_prefix_screened_run_repeats_itself_and_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    study = write_study(tmp_path, name="s.yaml", **PREFIX)
+    assert stable_rows(run_quiet(study, tmp_path / "w1", workers=1)) == \
+        stable_rows(run_quiet(study, tmp_path / "w2", workers=2))
+    # interrupted inside generation 1's screening (10 in generation 0, then 30 candidates)
+    kill_and_resume(tmp_path, monkeypatch, 25, **dict(PREFIX, evaluator="conftest:evaluate_then_interrupt", cache=False))
