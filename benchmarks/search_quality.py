@@ -336,6 +336,18 @@ def p_values(hv: dict[str, list[float]], ours: str = "paretosched") -> dict[str,
             for m, v in hv.items() if m != ours and len(v) and len(hv[ours])}
 
 
+def win_factor(v: list[float], alpha: float = 0.10) -> float | None:
+    """The smallest k (in steps of 0.05, up to 5) for which a method scoring k x a peer's HV in
+    every repetition would pass the win test (one-sided MWU p < alpha) against that peer: how
+    far ahead the test asks a method to be, given the spread between repetitions."""
+    from scipy.stats import mannwhitneyu
+
+    for k in np.arange(1.05, 5.0001, 0.05):
+        if mannwhitneyu(k * np.asarray(v), v, alternative="greater").pvalue < alpha:
+            return round(float(k), 2)
+    return None
+
+
 def prefix_correlation(study: Study, engine: Engine, fractions: list[float], n: int) -> None:
     """How well a genome set's ranking on the first k% of the window predicts its ranking on the
     whole window (lever 1's premise): Spearman and Kendall per objective, and of the
@@ -462,11 +474,16 @@ def main(argv: list[str] | None = None) -> int:
 def report(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str, list[float]], out: str | None) -> None:
     """Print the table (and write the JSON) for the repetitions in `hv`."""
     pv = p_values(hv) if "paretosched" in hv else {}
-    print(f"{'method':>13} | reps | median HV | mean HV | median CPU s | p (paretosched > method) | HV per repetition")
+    print(f"{'method':>13} | reps | median HV | mean HV | median CPU s | p (paretosched > method) | "
+          "x to win | HV per repetition")
     for m in hv:
         pm = f"{pv[m]:.3g}" if m in pv else "-"
+        k = win_factor(hv[m]) if m in pv else None
         print(f"{m:>13} | {len(hv[m]):>4} | {np.median(hv[m]):9.1f} | {np.mean(hv[m]):7.1f} | {np.median(cpu[m]):12.1f} | "
-              f"{pm:>24} | {' '.join(f'{v:.0f}' for v in hv[m])}")
+              f"{pm:>24} | {'-' if k is None else f'{k:.2f}':>8} | {' '.join(f'{v:.0f}' for v in hv[m])}")
+    if pv:
+        print("x to win: a method scoring that multiple of the peer's HV in every repetition would have "
+              "p < 0.10 against it")
     if out:
         Path(out).write_text(json.dumps({"problem": problem, "budget": budget,
                                          "methods": {m: {"hv": hv[m], "cpu_s": cpu[m]} for m in hv},

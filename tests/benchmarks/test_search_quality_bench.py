@@ -56,3 +56,41 @@ def test_cut_keeps_what_fits_the_budget(sq) -> None:  # type: ignore[no-untyped-
     led.events = [sq.Event(str(i), {}, None, c) for i, c in enumerate([1.0, 2.0, 3.0, 0.5])]
     events, spent = sq.cut(led, 3.5)
     assert [e.key for e in events] == ["0", "1"] and spent == 3.0  # the third would pass 3.5; none after it
+
+
+def test_win_factor_is_the_smallest_multiple_that_passes(sq) -> None:  # type: ignore[no-untyped-def]
+    from scipy.stats import mannwhitneyu
+
+    peer = [0.0, 100.0, 300.0, 700.0, 1100.0, 1200.0, 1500.0, 250.0, 690.0, 680.0]
+    k = sq.win_factor(peer)
+    assert k is not None and 1.05 <= k <= 5
+    assert mannwhitneyu(k * np.array(peer), peer, alternative="greater").pvalue < 0.10
+    assert mannwhitneyu((k - 0.05) * np.array(peer), peer, alternative="greater").pvalue >= 0.10
+    assert sq.win_factor([0.0, 0.0, 0.0]) is None  # nothing to multiply: no multiple wins
+
+
+def test_prefix_screening_runs_are_charged_and_never_on_the_front(sq, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import io
+
+    import yaml
+
+    from paretosched.search.analytic import study_dict
+    from paretosched.search.optimise import optimise
+    from paretosched.search.runlog import read_evaluations
+    from paretosched.search.study import load_study
+
+    base = {"platform": "homogeneous-4", "workload": {"jobs": [{"run_s": 10.0 + k} for k in range(8)]}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(study_dict(budget={"evaluations": 40}, base=base, algorithm={"pop_size": 10},
+                                              screening={"by": "prefix", "factor": 2, "prefix": 0.5},
+                                              evaluator=sq.EVALUATOR)))  # the twin, timed: rows carry cpu_s
+    monkeypatch.setenv("PARETOSCHED_EVALUATORS", sq.EVALUATOR)
+    with contextlib.redirect_stderr(io.StringIO()):
+        run = optimise(str(path), out=str(tmp_path / "run"), quiet=True)
+    led = sq.log_ledger(load_study(path), run)
+    rows = [r for r in read_evaluations(run) if r.kind in ("search", "baseline", "screen")]
+    assert len(led.events) == len(rows) and any(r.kind == "screen" for r in rows)
+    for e, r in zip(led.events, rows):
+        assert (e.F is None) == (r.kind != "search")  # screen rows cost, but are no trade-off
