@@ -13,6 +13,8 @@ Bounds: what one run may cost (docs/reliability.md). A leaf module: it imports n
 
 from __future__ import annotations
 
+import math
+
 import os
 import sys
 from pathlib import Path
@@ -60,11 +62,18 @@ def simulations(study: Any) -> tuple[int | None, int]:
     alg, b = study.algorithm, study.budget
     n_seeds = len(study.seeds) if isinstance(study.seeds, list) else int(study.seeds)
     per_gen = max(alg.pop_size, alg.n_offsprings or alg.pop_size) * n_seeds
-    evals = b.evaluations
+    off = alg.n_offsprings or alg.pop_size
+    scr = getattr(study, "screening", None)
+    k, share = (scr.factor, scr.prefix) if scr is not None and scr.by == "prefix" else (0, 0.0)
+    # a generation after the first: off offspring in full and k x off screening runs, the latter
+    # counted as `share` of an evaluation each in an evaluations budget (whose last generation may
+    # screen all its candidates and then simulate fewer)
+    sims = None if b.evaluations is None else min(b.evaluations, alg.pop_size) + \
+        max(0, b.evaluations - alg.pop_size) * (1 + k) / (1 + k * share) + k * off
     if b.generations is not None:
-        by_gen = alg.pop_size + (b.generations - 1) * (alg.n_offsprings or alg.pop_size)
-        evals = by_gen if evals is None else min(evals, by_gen)
-    return (None if evals is None else evals * n_seeds), per_gen
+        by_gen = alg.pop_size + (b.generations - 1) * off * (1 + k)
+        sims = by_gen if sims is None else min(sims, by_gen)
+    return (None if sims is None else math.ceil(sims - 1e-9) * n_seeds), per_gen
 
 
 def check_cost(study: Any, src: str) -> str:
@@ -90,6 +99,10 @@ def check_cost(study: Any, src: str) -> str:
             top = total + (per_gen // n_seeds) * extra if study.budget.evaluations is not None else evals * spec.max_seeds
             limit = f"{total} to {top} simulations"
         more = f" (resampling: genomes near the front up to {spec.max_seeds} seeds)"
+    scr = getattr(study, "screening", None)
+    if scr is not None and scr.by == "prefix":  # inside an evaluations budget (each counted as `prefix`)
+        more += (f" (screening: {scr.factor} x the offspring of each generation also run on the first "
+                 f"{scr.prefix:.0%} of the jobs)")
     rc = study.recheck if isinstance(study.recheck, list) else []
     recheck = (f", then the re-check: {len(rc)} seed(s) x (front points + {len(study.baselines)} baseline(s))"
                if rc else "")

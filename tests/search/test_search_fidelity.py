@@ -12,6 +12,7 @@ from conftest import kill_and_resume, run_quiet, stable_rows, write_study
 from paretosched.errors import UserError
 from paretosched.search import pareto
 from paretosched.search.fidelity import prefix_config
+from paretosched.search.guards import simulations
 from paretosched.search.runlog import read_evaluations
 from paretosched.search.study import load_study
 
@@ -56,6 +57,9 @@ def test_a_prefix_screened_run_keeps_the_best_on_the_prefix_within_its_budget(tm
     assert all(len(r.config["workload"]["jobs"]) == 8 for r in search)
     # the budget: 80 evaluations = genomes told + each screen run as half an evaluation
     assert len(search) + 0.5 * len(screen) == 80
+    # the cost line said (before the run) as many simulations as it ran, or more
+    said, _ = simulations(load_study(run / "study.yaml"))
+    assert said is not None and len(search) + len(screen) <= said <= len(search) + len(screen) + 30
     for gen in sorted({r.generation for r in screen}):
         cand = [r for r in screen if r.generation == gen]
         kept = {repr(r.genome) for r in search if r.generation == gen}
