@@ -14,7 +14,6 @@ Bounds: what one run may cost (docs/reliability.md). A leaf module: it imports n
 from __future__ import annotations
 
 import math
-
 import os
 import sys
 from pathlib import Path
