@@ -4,9 +4,9 @@ With `screening: {by: prefix, factor: k, prefix: p}`, NSGA-II's mating proposes 
 offspring a generation simulates; each candidate is simulated on the first p share of the
 window's jobs (the same seeds), logged as a `screen` row, and NSGA-II's rank-and-crowding
 survival on those runs keeps as many as are simulated in full. A run's cost grows with its
-jobs, so a prefix run costs about p of a full one (less on a window that starts quiet), and
+jobs (plus a fixed part per run), so a prefix run costs a little more than p of a full one, and
 on a window where the prefix ranks genomes as the whole does (docs/performance.md measures
-it) the search sees k times the candidates for (1 + k p) times the simulation.
+it) the search sees k times the candidates for about (1 + k p) times the simulation.
 
 Invariants: the screen rows go through the ledger, so they are cached, logged once and
 replayed on resume; the choice depends only on their values and the study seed, so it is the
