@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from paretosched.sim.easycount import backfill_counted
 from paretosched.sim.endorder import EndOrder, end_order, raw_end
-from paretosched.sim.failmemo import add_fail, dominated
 from paretosched.sim.policies import JobSelector, RandomJob, ResourceSelector
 from paretosched.sim.taking import take_once
 
@@ -215,6 +214,16 @@ def _usable(free_cores: int, mem_free: float, mem: float) -> int:
     return min(free_cores, max(int(math.floor(mem_free / mem + 1e-9)), 0))
 
 
+def _dominated(fails: list[tuple[int, float]], size: int, mem: float) -> bool:
+    return any(fs <= size and fm <= mem for fs, fm in fails)
+
+
+def _add_fail(fails: list[tuple[int, float]], size: int, mem: float) -> None:
+    """Keep only the minimal failures: a larger one is implied by a smaller one."""
+    fails[:] = [(fs, fm) for fs, fm in fails if not (fs >= size and fm >= mem)]
+    fails.append((size, mem))
+
+
 COUNTED = True  # `easycount.backfill_counted` where it applies (tests compare schedules with it off)
 
 
@@ -248,12 +257,12 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
         if job is head or job.size > twin.free_total:
             continue
         size, mem = job.size, job.mem
-        if short_fails and dominated(short_fails, size, mem):
+        if short_fails and _dominated(short_fails, size, mem):
             continue  # cannot start at all, so not as a long job either
         if now + job.req_ops / rsel.max_speed <= shadow:
             alloc = rsel.allocate(job, ranked=ranked)
             if alloc is None:
-                add_fail(short_fails, size, mem)
+                _add_fail(short_fails, size, mem)
                 continue
             slowest = min(p.speed * p.factor for p, _ in alloc)
             if now + job.req_ops / slowest <= shadow:
@@ -261,11 +270,11 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
                 twin.start(job, alloc)
                 long_cap += before - _held(twin, alloc, limits) - size
                 continue
-        if size > long_cap or (long_fails and dominated(long_fails, size, mem)):
+        if size > long_cap or (long_fails and _dominated(long_fails, size, mem)):
             continue
         alloc = rsel.allocate(job, limits, mem_limits, ranked=ranked)
         if alloc is None:
-            add_fail(long_fails, size, mem)
+            _add_fail(long_fails, size, mem)
             continue
         before = _held(twin, alloc, limits)
         for p, k in alloc:

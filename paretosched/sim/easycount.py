@@ -4,16 +4,16 @@ On such a platform (the homogeneous machines of the peer comparisons and of most
 job's processors have no free core, so the head takes every core released up to its shadow time and
 then the first free cores in rank order; an allocation without caps takes free cores in that order
 too. So a pass keeps one count (the free cores held for the head) where `backfill.backfill` keeps a
-cap per processor and recounts them at each start, and makes the caps only when a job that would
-run past the shadow time asks for cores. The schedules are the same (tests/sim/test_backfill_incremental.py
-checks the count against the general pass's caps after every start).
+cap per processor and recounts them at each start. The schedules are the same
+(tests/sim/test_backfill_incremental.py checks the count against the general pass's caps after
+every start, and compares schedules with `backfill.COUNTED` off).
 """
 
 from __future__ import annotations
 
+from itertools import compress, islice
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable
-
-from paretosched.sim.failmemo import add_fail, dominated
 
 if TYPE_CHECKING:
     from paretosched.sim.endorder import EndOrder
@@ -22,9 +22,56 @@ if TYPE_CHECKING:
 
 # Called after the counted reservation and after each start of `backfill_counted` when set (tests
 # compare the kept count with the general pass's caps): (twin, head, rsel, (shadow, held cores) or None,
-# the caps made or None, the allocation started or None at the reservation, whether it was a job past
-# the shadow time).
+# the allocation started or None at the reservation, whether it was a job past the shadow time).
 CHECK: Callable[..., None] | None = None
+
+_free = attrgetter("free")
+_proc = attrgetter("proc")
+
+
+class FirstFree:
+    """Where, in a fixed ranking, the first processor with a free core is: the allocator's walk
+    starts there, not at the top (a busy machine's busy processors are the top of the ranking,
+    since every allocation takes free cores from the top).
+
+    Kept as a lower bound: starts only take cores, so only an end can move it up; the twin marks
+    the jobs that end (`Twin.job_watchers`) and their processors lower it at the next look.
+    """
+
+    def __init__(self, twin: Twin, ranked: list[Any]) -> None:
+        self.ranked = ranked
+        self.pos = {p: i for i, p in enumerate(ranked)}
+        self.at = 0
+        self.running = twin.running
+        self.marks: dict[Any, None] = {}
+        twin.job_watchers.append(self.marks)
+
+    def first(self) -> int:
+        """The rank position of the first processor with a free core (the caller checked there is one)."""
+        at = self.at
+        marks = self.marks
+        if marks:
+            running, pos = self.running, self.pos
+            for job in marks:
+                if job not in running:  # ended (or re-timed and ended): its processors are free again
+                    m = min(map(pos.__getitem__, map(_proc, job.groups)))
+                    if m < at:
+                        at = m
+            marks.clear()
+        ranked = self.ranked
+        while not ranked[at].free:
+            at += 1
+        self.at = at
+        return at
+
+
+def first_free(twin: Twin, ranked: list[Any]) -> FirstFree:
+    """The twin's `FirstFree` for this ranking, made on first use."""
+    kept = twin.sched_state.setdefault("first_free", {})
+    ff = kept.get(id(ranked))
+    if ff is None or ff.ranked is not ranked:
+        ff = kept[id(ranked)] = FirstFree(twin, ranked)
+    return ff
 
 
 def held_reservation(twin: Twin, head: Any, order: EndOrder) -> tuple[float, int] | None:
@@ -67,56 +114,47 @@ def backfill_counted(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSel
 
     The head's share of the free cores is the first `held` of them in rank order, and an allocation
     without caps takes free cores in that order too: a short job takes the held cores first (so
-    they stay the first ones, fewer), a job past the shadow time takes none. So the pass keeps one
-    count where `backfill.backfill` keeps caps and recounts them per start, and makes the caps only when a
-    job past the shadow time asks for cores (rarely: most jobs started are short).
+    they stay the first ones, fewer), a job past the shadow time the free cores after the held
+    ones. So the pass keeps one count where `backfill.backfill` keeps a cap per processor and
+    recounts them at each start, and no allocation can fail (a job is tried only when it fits in
+    the free cores, less the held ones when it runs past the shadow time).
     """
     res = held_reservation(twin, head, order)
     check = CHECK
     if check is not None:
-        check(twin, head, rsel, res, None, None, False)
+        check(twin, head, rsel, res, None, False)
     if res is None:
         return
     shadow, held = res
     twin.note_reservation(head, shadow)
     now = twin.now
     ranked = rsel.ranked()
+    # the ranking is fixed unless nodes on come first (then it follows their power states)
+    ff = None if rsel.prefer_on else first_free(twin, ranked)
     max_speed = rsel.max_speed
     uniform = order.uniform_speed
-    limits: dict[int, int] | None = None
-    no_mem: dict[int, float] = {}
-    short_fails: list[tuple[int, float]] = []
-    long_fails: list[tuple[int, float]] = []
     for job in jsel.order(twin.queue):
         size = job.size
         if job is head or size > twin.free_total:
             continue
-        mem = job.mem
-        if short_fails and dominated(short_fails, size, mem):
-            continue  # cannot start at all, so not as a long job either
         if now + job.req_ops / max_speed <= shadow:
-            alloc = rsel.allocate(job, ranked=ranked)
-            if alloc is None:
-                add_fail(short_fails, size, mem)
-                continue
+            # the static allocator's choice here (`taking.take_once`: one core from each processor
+            # with a free one, in rank order) from the first processor with a free core
+            top = ranked[ff.first():] if ff is not None else ranked
+            alloc = [(p, 1) for p in islice(compress(top, map(_free, top)), size)]
             if uniform or now + job.req_ops / min(p.speed * p.factor for p, _ in alloc) <= shadow:
                 twin.start(job, alloc)
                 held = held - size if held > size else 0
                 if check is not None:
-                    check(twin, head, rsel, (shadow, held), limits, alloc, False)
+                    check(twin, head, rsel, (shadow, held), alloc, False)
                 continue
-        # cores for a job past the shadow time: the free ones less the held ones
-        if size > twin.free_total - held or (long_fails and dominated(long_fails, size, mem)):
+        # a job past the shadow time: the allocator under `held_caps`, which skips the held cores
+        if size > twin.free_total - held:
             continue
-        if limits is None:
-            limits = held_caps(ranked, held)
-        alloc = rsel.allocate(job, limits, no_mem, ranked=ranked)
-        if alloc is None:
-            add_fail(long_fails, size, mem)
-            continue
-        # (the caps never change: a capped processor has no core a job past the shadow time may take)
+        top = ranked[ff.first():] if ff is not None else ranked
+        alloc = [(p, 1) for p in islice(compress(top, map(_free, top)), held, held + size)]
         twin.start(job, alloc)
         if check is not None:
-            check(twin, head, rsel, (shadow, held), limits, alloc, True)
+            check(twin, head, rsel, (shadow, held), alloc, True)
         if twin.free_total == 0:
             break
