@@ -67,9 +67,9 @@ class FirstFree:
 
 def first_free(twin: Twin, ranked: list[Any]) -> FirstFree:
     """The twin's `FirstFree` for this ranking, made on first use."""
-    kept = twin.sched_state.setdefault("first_free", {})
-    ff = kept.get(id(ranked))
-    if ff is None or ff.ranked is not ranked:
+    kept = twin.sched_state.setdefault("first_free", {})  # by ranking (RL schedulers switch pairs)
+    ff = kept.get(id(ranked))  # (the list lives as long as its entry: its id is not reused)
+    if ff is None:
         ff = kept[id(ranked)] = FirstFree(twin, ranked)
     return ff
 
@@ -89,7 +89,7 @@ def held_reservation(twin: Twin, head: Any, order: EndOrder) -> tuple[float, int
         if short <= 0:
             break
     if last is None or short > 0:
-        return None  # the head never fits (cannot happen for jobs the loader accepted)
+        return None  # the running jobs never free enough: the head waits for booting nodes' jobs
     # released cores = head.size - free_total - short; the head takes them all, then the rest
     held = twin.free_total + short
     return max(now, order.est[last]), held if held > 0 else 0

@@ -114,6 +114,9 @@ def test_incremental_reservation_on_a_trace(monkeypatch, policy):
     monkeypatch.setattr(backfill, "COUNTED", False)  # the same schedule from `backfill`'s caps
     ref = simulate(cfg, record_jobs=True)
     assert fast.jobs == ref.jobs and fast.metrics == ref.metrics
+    plain = simulate(cfg)  # without the record (the path of searches and benchmarks)
+    monkeypatch.setattr(backfill, "COUNTED", True)
+    assert simulate(cfg).metrics == plain.metrics == ref.metrics
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
