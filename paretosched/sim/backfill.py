@@ -12,6 +12,7 @@ its reservation (a tested invariant); with interference, backfilled jobs may slo
 A pass does not rebuild what it needs: running jobs stay ordered by estimated end, and under a
 static ranking with no memory in play the cores released up to the shadow time are kept between
 passes (`endorder.py`), so a pass costs the queue it examines and the changes since the last one.
+On one-core processors without memory limits the reservation is a count (`easycount.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from paretosched.sim.easycount import backfill_counted
 from paretosched.sim.endorder import EndOrder, end_order, raw_end
 from paretosched.sim.policies import JobSelector, RandomJob, ResourceSelector
 from paretosched.sim.taking import take_once
@@ -222,6 +224,9 @@ def _add_fail(fails: list[tuple[int, float]], size: int, mem: float) -> None:
     fails.append((size, mem))
 
 
+COUNTED = True  # `easycount.backfill_counted` where it applies (tests compare schedules with it off)
+
+
 def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -> None:
     """Start every queued job that does not delay the head's reservation."""
     # nothing could start: the reservation is wanted only for the record (a random job order still
@@ -230,6 +235,11 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
     if not twin.record and not isinstance(jsel, RandomJob) and not any(
             j.size <= free and j is not head for j in twin.queue):
         return
+    if COUNTED and rsel.static and rsel.bw_cap is None:
+        order = end_order(twin)
+        if order.one_core and order.unbounded_mem:
+            backfill_counted(twin, head, jsel, rsel, order)
+            return
     res = reservation(twin, head, rsel)
     if res is None:
         return
