@@ -52,7 +52,7 @@ class EndOrder:
         self._dirty: dict[Any, None] = dict.fromkeys(twin.running)
         twin.job_watchers.append(self._dirty)
         self.unbounded_mem = all(n.mem_cap == math.inf for n in twin.nodes)
-        # one core per processor: a running job's processors have no free core (`backfill.held_reservation`)
+        # one core per processor: a running job's processors have no free core (`easycount.py`)
         self.one_core = all(p.ncores == 1 for p in twin.procs)
         # every core's speed the same for the whole run: an allocation's slowest core is the fastest
         self.uniform_speed = twin.interference == "none" and len({p.speed for p in twin.procs}) == 1
