@@ -46,6 +46,7 @@ import yaml
 from paretosched.search import pareto
 from paretosched.search.cache import Cache
 from paretosched.search.evaluate import Engine
+from paretosched.search.fidelity import prefix_config
 from paretosched.search.genes import BoolGene, FloatGene, IntGene
 from paretosched.search.optimise import SearchRun
 from paretosched.search.runlog import read_evaluations
@@ -359,10 +360,9 @@ def prefix_correlation(study: Study, engine: Engine, fractions: list[float], n: 
     space, seed = SearchSpace(study), list(study.seeds)[0]  # type: ignore[arg-type]
     X = MixedVariableSampling()(Problem(vars=space.pymoo_vars(), n_obj=2), n, random_state=np.random.default_rng(5)).get("X")
     configs = [space.config(space.decode(x)) for x in X]
-    full_jobs = study.base["workload"]["n_jobs"]  # type: ignore[index]
 
     def objectives(frac: float) -> tuple[np.ndarray, float]:
-        cs = [{**c, "workload": {**c["workload"], "n_jobs": max(1, round(frac * full_jobs))}} for c in configs]
+        cs = configs if frac == 1.0 else [prefix_config(c, frac) for c in configs]  # what screening runs
         rs = engine.evaluate([(c, seed) for c in cs])
         F = np.array([[r.metrics[o] if r.status == "ok" else np.nan for o in study.objective_names] for r in rs])
         return F, sum(r.metrics["cpu_s"] for r in rs if r.status == "ok")
@@ -480,7 +480,8 @@ def report(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str,
         pm = f"{pv[m]:.3g}" if m in pv else "-"
         k = win_factor(hv[m]) if m in pv else None
         print(f"{m:>13} | {len(hv[m]):>4} | {np.median(hv[m]):9.1f} | {np.mean(hv[m]):7.1f} | {np.median(cpu[m]):12.1f} | "
-              f"{pm:>24} | {'-' if k is None else f'{k:.2f}':>8} | {' '.join(f'{v:.0f}' for v in hv[m])}")
+              f"{pm:>24} | {('-' if m not in pv else '> 5') if k is None else f'{k:.2f}':>8} | "
+              f"{' '.join(f'{v:.0f}' for v in hv[m])}")
     if pv:
         print("x to win: a method scoring that multiple of the peer's HV in every repetition would have "
               "p < 0.10 against it")

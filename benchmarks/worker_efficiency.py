@@ -58,7 +58,7 @@ def batches(log: Path, cpu: bool = False) -> list[Batch]:
                 continue
             d = (s["metrics"] or {}).get("cpu_s", s["wall_s"]) if cpu else s["wall_s"]
             groups.setdefault((r["generation"], kind), []).append(float(d))
-    order = {"baseline": 0, "search": 1, "resample": 2, "recheck": 3}
+    order = {"baseline": 0, "screen": 1, "search": 2, "resample": 3, "recheck": 4}  # a generation screens first
     return [groups[k] for k in sorted(groups, key=lambda k: (k[0], order.get(k[1], 9)))]
 
 

@@ -93,13 +93,14 @@ class Run:
     @cached_property
     def evaluations(self) -> pd.DataFrame:
         """One row per logged evaluation: meta, genes, objectives, other metrics, then `seeds`,
-        `current` (False: superseded by a resampled row), `supersedes` and `error`."""
+        `current` (False: superseded by a resampled row, or a screen row), `supersedes` and `error`."""
         rows = [self.data.rows[i] for i in sorted(self.data.rows)]
         frame = _tidy(rows, self.data.genes, self.objectives).reset_index(drop=True)
         _fill_genes_from_config(frame, rows, list(self.genes))
         first = [*META_COLUMNS, *self.genes, *self.objectives]
         frame = frame[[*first, *(c for c in frame.columns if c not in first)]].copy()
-        current = {r.eval_id for r in current_rows(rows)}
+        # a screen row ran a prefix of the window (prefix screening): never a genome's standing values
+        current = {r.eval_id for r in current_rows(rows) if r.kind != "screen"}
         frame["seeds"] = [list(r.seeds) for r in rows]
         frame["current"] = [r.eval_id in current for r in rows]
         frame["supersedes"] = pd.array([r.supersedes for r in rows], dtype="Int64")

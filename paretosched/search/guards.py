@@ -13,7 +13,6 @@ Bounds: what one run may cost (docs/reliability.md). A leaf module: it imports n
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from pathlib import Path
@@ -56,23 +55,34 @@ def evaluator_id(fn: Any) -> str | None:
     return None if ref == TWIN_EVALUATOR else ref
 
 
-def simulations(study: Any) -> tuple[int | None, int]:
-    """(simulations of the whole search or None when only wall time bounds it, per generation)."""
+def _runs(study: Any) -> tuple[float, float] | None:
+    """(genomes run in full, prefix-screening runs) of the whole search at most, per seed; None
+    when only wall time bounds it."""
     alg, b = study.algorithm, study.budget
-    n_seeds = len(study.seeds) if isinstance(study.seeds, list) else int(study.seeds)
-    per_gen = max(alg.pop_size, alg.n_offsprings or alg.pop_size) * n_seeds
     off = alg.n_offsprings or alg.pop_size
     scr = getattr(study, "screening", None)
     k, share = (scr.factor, scr.prefix) if scr is not None and scr.by == "prefix" else (0, 0.0)
-    # a generation after the first: off offspring in full and k x off screening runs, the latter
-    # counted as `share` of an evaluation each in an evaluations budget (whose last generation may
-    # screen all its candidates and then simulate fewer)
-    sims = None if b.evaluations is None else min(b.evaluations, alg.pop_size) + \
-        max(0, b.evaluations - alg.pop_size) * (1 + k) / (1 + k * share) + k * off
+    runs: tuple[float, float] | None = None
+    if b.evaluations is not None:
+        # after generation 0, each offspring kept costs 1 + k x share evaluations (screening.room),
+        # and the last evaluation may go unscreened
+        gens = max(0.0, b.evaluations - alg.pop_size) / (1 + k * share)
+        runs = (min(b.evaluations, alg.pop_size) + gens + (1 if k else 0), k * gens)
     if b.generations is not None:
-        by_gen = alg.pop_size + (b.generations - 1) * off * (1 + k)
-        sims = by_gen if sims is None else min(sims, by_gen)
-    return (None if sims is None else math.ceil(sims - 1e-9) * n_seeds), per_gen
+        by_gen = (alg.pop_size + (b.generations - 1) * off, (b.generations - 1) * off * k)
+        runs = by_gen if runs is None or sum(by_gen) < sum(runs) else runs
+    return runs
+
+
+def simulations(study: Any) -> tuple[int | None, int]:
+    """(simulations of the whole search or None when only wall time bounds it, per generation)."""
+    alg = study.algorithm
+    n_seeds = len(study.seeds) if isinstance(study.seeds, list) else int(study.seeds)
+    scr = getattr(study, "screening", None)
+    k = scr.factor if scr is not None and scr.by == "prefix" else 0
+    per_gen = max(alg.pop_size, (alg.n_offsprings or alg.pop_size) * (1 + k)) * n_seeds
+    runs = _runs(study)
+    return (None if runs is None else int(runs[0] + runs[1] + 1e-9) * n_seeds), per_gen
 
 
 def check_cost(study: Any, src: str) -> str:
@@ -83,7 +93,7 @@ def check_cost(study: Any, src: str) -> str:
                         f"{MAX_SIMULATIONS_PER_GENERATION} (a generation must finish to be checkpointed)")
     if total is not None and total > MAX_SIMULATIONS:
         raise UserError(f"{src}: budget: {total} simulations (evaluations x seeds); at most {MAX_SIMULATIONS}")
-    n_seeds = per_gen // max(study.algorithm.pop_size, study.algorithm.n_offsprings or study.algorithm.pop_size)
+    n_seeds = len(study.seeds) if isinstance(study.seeds, list) else int(study.seeds)
     n_base = len(study.baselines) * n_seeds
     limit = f"up to {total} simulations" if total is not None else "simulations until the wall time"
     wall = f", stops after {study.budget.wall_time_s:g} s" if study.budget.wall_time_s is not None else ""
@@ -94,8 +104,9 @@ def check_cost(study: Any, src: str) -> str:
         # generation's resampling; with a generations budget, for every genome at worst
         extra = spec.max_seeds - n_seeds
         if total is not None:
-            evals = total // n_seeds
-            top = total + (per_gen // n_seeds) * extra if study.budget.evaluations is not None else evals * spec.max_seeds
+            last = max(study.algorithm.pop_size, study.algorithm.n_offsprings or study.algorithm.pop_size)
+            full = int((_runs(study) or (0, 0))[0])  # screen runs are never resampled
+            top = total + last * extra if study.budget.evaluations is not None else total + full * extra
             limit = f"{total} to {top} simulations"
         more = f" (resampling: genomes near the front up to {spec.max_seeds} seeds)"
     scr = getattr(study, "screening", None)

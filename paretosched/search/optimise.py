@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from pymoo.core.population import Population
 
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
@@ -29,8 +30,8 @@ from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Gener
                                        save_checkpoint, write_front)
 from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler, refresh_objectives
-from paretosched.search.fidelity import PrefixScreener
-from paretosched.search.screening import Screener, widened
+from paretosched.search.fidelity import make_screener
+from paretosched.search.screening import room, widened
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
 from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
@@ -115,10 +116,9 @@ class SearchRun:
         # a run checkpointed before resampling existed continues without it, as it started
         self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study) if state.resampling else [],
                                    study.resampling)
-        off, scr = study.algorithm.n_offsprings or study.algorithm.pop_size, study.screening
-        self.screener = None if scr is None else (
-            Screener(scr, self.space.genes, off, algorithm_seed(study), self.signs) if scr.by == "forest"
-            else PrefixScreener(scr, self.space, self.seeds, self.signs, off, algorithm_seed(study)))
+        off = study.algorithm.n_offsprings or study.algorithm.pop_size
+        self.screener = None if study.screening is None else \
+            make_screener(study.screening, self.space, self.seeds, self.signs, off, algorithm_seed(study))
         b = study.budget
         total = b.evaluations
         if total is None and b.generations is not None:
@@ -203,11 +203,8 @@ class SearchRun:
         if pop is None or len(pop) == 0:
             return False
         gen = self.state.generation + 1
-        if self.screener is not None and gen > 0:  # offspring pre-screened (screening.py, fidelity.py)
-            if isinstance(self.screener, PrefixScreener):
-                self.progress.stage(f"generation {gen}: {len(pop)} candidates on a prefix of the jobs")
-            pop, screened = self.screener.screen(pop, self.ledger, self._search_ids(), self.engine, gen)
-            self.state.n_screened += screened
+        if self.screener is not None and gen > 0:
+            pop = self._screen(pop, gen)
         b = self.study.budget
         left = None if b.evaluations is None else max(1, int(b.evaluations - self._spent()))
         if left is not None and len(pop) > left:
@@ -244,6 +241,24 @@ class SearchRun:
         self._checkpoint()
         self.progress.update(self.state.n_told, record)
         return True
+
+    def _screen(self, pop: Population, gen: int) -> Population:
+        """The offspring pre-screening keeps (screening.py, fidelity.py), as many as the budget holds."""
+        scr, b = self.study.screening, self.study.budget
+        assert self.screener is not None and scr is not None
+        keep = room(scr, self.study.algorithm.n_offsprings or self.study.algorithm.pop_size,
+                    None if b.evaluations is None else b.evaluations - self._spent())
+        if keep < 1:
+            return pop  # the last evaluations, unscreened (the generation's cut takes them)
+        if (stage := self.screener.stage(gen, scr.factor * keep)) is not None:
+            self.progress.stage(stage)
+        # the first factor x keep candidates: i.i.d. offspring, so a fair draw
+        pop, screened, note = self.screener.screen(pop[:scr.factor * keep], keep, self.ledger, self._search_ids(),
+                                                   self.engine, gen)
+        self.state.n_screened += screened
+        if note:
+            self.progress.message(note)
+        return pop
 
     def _fix_reference(self, gen0_ids: list[int]) -> None:
         """Reference point from generation 0 and baselines, fixed for the rest of the run."""
@@ -384,7 +399,7 @@ class SearchRun:
             n_simulations=sum(1 for s in per_seed if not s.cached),
             n_cache_hits=sum(1 for s in per_seed if s.cached),
             front=front, hv=self._hv(front), baselines=baselines,
-            recheck=recheck, n_resampled=self.state.n_resampled,
+            recheck=recheck, n_resampled=self.state.n_resampled, n_screened=self.state.n_screened,
             resampling=Resampling(**self.resampler.spec.model_dump()) if self.resampler.active else None,  # type: ignore[union-attr]
             seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
             versions={"paretosched": twin_version().split("+")[0], "twin": twin_version()},

@@ -25,7 +25,7 @@ from paretosched.search.evaluate import Engine
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import FAILED_PENALTY
 from paretosched.search import pareto
-from paretosched.search.study import ResamplingSpec
+from paretosched.search.options import ResamplingSpec
 
 
 def near_front(F: np.ndarray, tolerance: float) -> np.ndarray:

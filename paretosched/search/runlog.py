@@ -233,7 +233,8 @@ class Checkpoint:
 
     Pickled as a plain dict with `format` (so renaming this class breaks no checkpoint). Format 1
     (paretosched before this record) had the same keys; a format-1 checkpoint without
-    `n_resampled` predates resampling, and that run continues without it (`resampling` False)."""
+    `n_resampled` predates resampling, and that run continues without it (`resampling` False).
+    `n_screened` (prefix screening's rows, counted in the budget) is 0 in checkpoints older than it."""
 
     FORMAT: ClassVar[int] = 2
 

@@ -26,7 +26,16 @@ from pymoo.core.population import Population
 from paretosched.search.evaluate import Engine
 from paretosched.search.genes import BoolGene, ChoiceGene, FloatGene, GeneSpec, IntGene
 from paretosched.search.ledger import Ledger
-from paretosched.search.study import ScreeningSpec
+from paretosched.search.options import ScreeningSpec
+
+
+def room(spec: ScreeningSpec, off: int, left: float | None) -> int:
+    """Offspring a generation keeps when `left` evaluations remain (None: no evaluations budget):
+    each costs one evaluation plus its `factor` screening runs' share, and the budget must hold
+    both (0: no room for screening; the generation then takes its last evaluations unscreened)."""
+    if left is None:
+        return off
+    return min(off, int(left / (1 + spec.factor * spec.budget_share) + 1e-9))
 
 
 def widened(spec: Any, screening: ScreeningSpec | None) -> Any:
@@ -53,16 +62,20 @@ class Screener:
     """Keeps the offspring a surrogate of the log predicts best (see the module doc)."""
 
     def __init__(self, spec: ScreeningSpec, genes: dict[str, GeneSpec], n_keep: int, seed: int,
-                 signs: np.ndarray | None = None) -> None:
-        self.spec, self.genes, self.n_keep, self.seed = spec, genes, n_keep, seed
-        self.signs = np.ones(1) if signs is None else signs
+                 signs: np.ndarray) -> None:
+        self.spec, self.genes, self.n_keep, self.seed, self.signs = spec, genes, n_keep, seed, signs
 
-    def screen(self, pop: Population, ledger: Ledger, search_ids: list[int], engine: Engine,
-               generation: int) -> tuple[Population, int]:
-        """The kept candidates, and the screening runs this cost (none: the forest runs nothing)."""
+    def stage(self, generation: int, n: int) -> str | None:
+        return None
+
+    def screen(self, pop: Population, n_keep: int, ledger: Ledger, search_ids: list[int], engine: Engine,
+               generation: int) -> tuple[Population, int, str | None]:
+        """The `n_keep` candidates kept, the screening runs this cost and a note (none: the forest
+        runs nothing)."""
         ok = [i for i in search_ids if ledger.ok(i)]
         F = np.array([ledger.objective_vector(i, self.signs) for i in ok])
-        return self.select(pop, [ledger.rows[i].x for i in ok], F), 0
+        self.n_keep = n_keep
+        return self.select(pop, [ledger.rows[i].x for i in ok], F), 0, None
 
     def select(self, pop: Population, xs: list[dict[str, Any]], F: np.ndarray) -> Population:
         """`n_keep` of the candidates `pop`, given the log's successful genomes `xs` and their

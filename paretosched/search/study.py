@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
+from paretosched.search.options import ResamplingSpec, ScreeningSpec
 from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
 from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
 from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
@@ -76,43 +77,6 @@ class AlgorithmSpec(_Strict):
         if len(set(v)) != len(v):
             raise ValueError("name base and baselines once each")
         return v
-
-
-class ResamplingSpec(_Strict):
-    """Dynamic resampling (docs/search.md): genomes near the front get extra seeds before they are admitted."""
-
-    max_seeds: int = Field(6, ge=1, le=MAX_SEEDS, description="seeds a genome may reach in all (<= seeds: no resampling)")
-    step: int = Field(2, ge=1, le=MAX_SEEDS, description="extra seeds a near-front genome gets per round")
-    tolerance: float = Field(0.05, ge=0, le=1, description="'near the front': within this fraction of each "
-                             "objective's range (0 = the non-dominated genomes only)")
-
-
-class ScreeningSpec(_Strict):
-    """The `screening` key of a study (null = off)."""
-
-    by: Literal["forest", "prefix"] = Field("forest", description="forest: a surrogate of the log; prefix: "
-                                            "simulate every candidate on the first `prefix` share of the jobs")
-    factor: int = Field(3, ge=2, le=20, description="offspring proposed per offspring simulated")
-    prefix: float = Field(0.25, gt=0, lt=1, description="by prefix: share of the window's jobs the candidates run "
-                          "(each such run counts as this share of an evaluation in the budget)")
-    explore: float = Field(1.0, ge=0, le=10, description="by forest: prediction minus this many forest spreads")
-    min_log: int = Field(20, ge=2, le=100_000, description="by forest: successful genomes in the log before "
-                         "screening starts")
-    trees: int = Field(64, ge=1, le=1000, description="by forest: random-forest trees")
-
-    @model_validator(mode="after")
-    def _keys_of_its_strategy(self) -> ScreeningSpec:
-        other = {"forest": ["prefix"], "prefix": ["explore", "min_log", "trees"]}[self.by]
-        # a value other than the default: a run's study copy carries every key at its default
-        given = [k for k in other if getattr(self, k) != type(self).model_fields[k].default]
-        if given:
-            raise ValueError(f"{', '.join(given)}: not a setting of by: {self.by}")
-        return self
-
-    @property
-    def budget_share(self) -> float:
-        """What one screening run costs in evaluations of the budget (forest: no simulation)."""
-        return self.prefix if self.by == "prefix" else 0.0
 
 
 class ParallelSpec(_Strict):
@@ -291,7 +255,7 @@ def resolve_study(study: Study, path: Path) -> Study:
         _import_evaluator(study.evaluator, src)
     w = base.get("workload") or {}
     if study.screening is not None and study.screening.by == "prefix" and w.get("jobs") is None \
-            and w.get("n_jobs") is None:
+            and w.get("n_jobs") is None and "workload.n_jobs" not in study.search:
         raise UserError(f"{src}: screening.by: prefix runs candidates on a share of the window's jobs; give the "
                         "window's length as base.workload.n_jobs")
 

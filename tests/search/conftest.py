@@ -113,3 +113,14 @@ def kill_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: int, *
     assert stable_rows(tmp_path / "cut") == stable_rows(whole)
     assert (tmp_path / "cut" / "front.csv").read_text() == (whole / "front.csv").read_text()
     return tmp_path / "cut", whole
+
+
+def evaluate_prefix_fails(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    """The analytic evaluator, except that a cut window (fewer than 8 inline jobs) fails for
+    genomes with job policy `random`, and for every genome when the workload has one job only."""
+    from paretosched.search.analytic import evaluate
+
+    jobs = cfg["workload"].get("jobs") or []
+    if len(jobs) < 8 and (len(jobs) == 1 or cfg["scheduler"].get("job_policy") == "random"):
+        raise ValueError("prefix too short")
+    return evaluate(cfg, seed)

@@ -14,7 +14,8 @@ from paretosched.errors import UserError
 from paretosched.search.genes import ChoiceGene, FloatGene
 from paretosched.search.runlog import read_evaluations
 from paretosched.search.screening import Screener, features
-from paretosched.search.study import ScreeningSpec, load_study
+from paretosched.search.options import ScreeningSpec
+from paretosched.search.study import load_study
 
 SCREENED = dict(budget={"evaluations": 80}, algorithm={"pop_size": 10}, screening={"factor": 3, "min_log": 10})
 
@@ -41,10 +42,10 @@ def test_the_forest_keeps_the_candidates_it_predicts_best() -> None:
     xs = [{"a": float(v)} for v in rng.random(40)]
     F = np.array([[1 - x["a"], 2 - x["a"]] for x in xs])
     pop = Population.new(X=np.array([{"a": v} for v in np.linspace(0, 1, 12)], dtype=object))
-    kept = Screener(ScreeningSpec(explore=0.0), genes, 4, seed=1).select(pop, xs, F)
+    kept = Screener(ScreeningSpec(explore=0.0), genes, 4, seed=1, signs=np.ones(2)).select(pop, xs, F)
     assert sorted(round(x["a"], 3) for x in kept.get("X")) == sorted(round(v, 3) for v in np.linspace(0, 1, 12)[-4:])
     # before min_log successful genomes the candidates are taken in order, unscreened
-    assert [x["a"] for x in Screener(ScreeningSpec(), genes, 4, 1).select(pop, xs[:5], F[:5]).get("X")] == \
+    assert [x["a"] for x in Screener(ScreeningSpec(), genes, 4, 1, np.ones(2)).select(pop, xs[:5], F[:5]).get("X")] == \
         [x["a"] for x in pop[:4].get("X")]
 
 

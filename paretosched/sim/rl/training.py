@@ -76,6 +76,16 @@ def training_windows(cfg: SimConfig, raw_eval: RawJobs) -> list[RawJobs]:
             raise UserError("scheduler.train_windows: an inline workload has no trace to take windows from")
         return [raw_eval]
     path = trace_path(wl.path or "")
+    raws = [r for r in (read_swf(path, f, n) for f, n in training_spans(cfg)) if len(r)]
+    if not raws:
+        raise UserError("scheduler: no training window has jobs (set scheduler.train_windows, or leave room "
+                        "before workload.first_job)")
+    return raws
+
+
+def training_spans(cfg: SimConfig) -> list[tuple[int, int]]:
+    """(first job line, job lines) of each training window of a trace workload (see the module doc)."""
+    spec, wl = cfg.scheduler, cfg.workload
     if spec.train_windows:
         spans = [(w.first_job, w.n_jobs) for w in spec.train_windows]
     else:
@@ -90,11 +100,7 @@ def training_windows(cfg: SimConfig, raw_eval: RawJobs) -> list[RawJobs]:
             while len(spans) < spec.train_window_count:
                 spans.append((after, size))
                 after += size
-    raws = [r for r in (read_swf(path, f, n) for f, n in spans) if len(r)]
-    if not raws:
-        raise UserError("scheduler: no training window has jobs (set scheduler.train_windows, or leave room "
-                        "before workload.first_job)")
-    return raws
+    return spans
 
 
 def train(cfg: SimConfig, prepared: Any, ss: np.random.SeedSequence,
