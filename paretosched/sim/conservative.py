@@ -88,10 +88,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         _verify_free(twin, prof)
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
-    broken = bool((prof.cores < 0).any()) or (prof.mem is not None and bool((prof.mem < -1e-6).any()))
+    broken = bool((prof.cores < 0).any()) or prof.mem_short()
     slowest = plan.slowest
-    group_speed = [m[0].speed for m in prof.members]
-    group_node = [m[0].node for m in prof.members]
+    group_speed, group_node = cache.group_speed, cache.group_node
     stuck = plan.stuck
     for job in jsel.order(twin.queue):
         size = job.size
@@ -129,7 +128,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             want = np.zeros(len(prof.members), dtype=np.int64)
             want[vec[0]] = vec[1]
             if _start_now(twin, rsel, prof, plan, job, np.minimum(prof.cores[0:j].min(axis=0), want),
-                          prof.mem[0:j].min(axis=0) if prof.mem is not None else None):
+                          prof.mem_cap(0, j)):
                 res.pop(job, None)
                 stuck.pop(job, None)
                 plan.given.append((now, size))
@@ -144,7 +143,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 continue
             if cap is None:
                 cap = least(prof.cores[i:j], axis=0)
-            mcap = prof.mem[i:j].min(axis=0) if prof.mem is not None else None
+            mcap = prof.mem_cap(i, j)
             if i == 0:
                 if _start_now(twin, rsel, prof, plan, job, cap, mcap):
                     res.pop(job, None)
@@ -252,6 +251,8 @@ class _Cache:
         self.plan = Plan()
         self._ranked: list[Any] | None = None
         self._groups: tuple[list[int], list[list[Any]]] = ([], [])
+        self.group_speed: list[float] = []              # each group's speed and node
+        self.group_node: list[Any] = []
         self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
         self.index: dict[tuple[float, int], int] = {}   # and back
         self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
@@ -274,6 +275,8 @@ class _Cache:
                 group_of[p.idx] = g
                 members[g].append(p)
             self._ranked, self._groups = list(ranked), (group_of, members)
+            self.group_speed = [m[0].speed for m in members]
+            self.group_node = [m[0].node for m in members]
             self.index = key_group
             self.keys = list(key_group)
             # a reservation keeps its groups' keys (speed, node): renumber its groups

@@ -52,7 +52,11 @@ class Profile:
         m = len(self.times)
         cores = np.zeros((m, len(self.members)), dtype=np.int64)
         cores[0] = cache.free_by_group(twin)
-        mem = np.zeros((m, len(twin.nodes))) if self.bounded else None
+        # memory per node is flat (every row what is free now) while no running job and no hold
+        # has any: then it is kept as that one row (`mem_row`) and made a matrix on the first hold
+        # that has memory (`hold`), the same floats a full build gives
+        flat = self.bounded and not any(len(h[4]) for h in holds)
+        mem = np.zeros((m, len(twin.nodes))) if self.bounded and not flat else None
         # every release and hold as (row, column, amount), added in one call each: np.add.at adds
         # in index order, the order the per-part loop it replaces used (so every float is the same)
         rc: list[int] = []
@@ -71,10 +75,20 @@ class Profile:
                 rm.extend([i] * len(ms))
                 nm.extend(nodes)
                 vm.extend(ms)
-        if mem is not None:
-            mem[0] = [n.mem_free for n in twin.nodes]
+        if flat and rm:
+            flat = False
+            mem = np.zeros((m, len(twin.nodes)))
         self.free_now = cores[0].copy()  # each group's free cores now (before reservations)
-        self.mem_now = mem[0].copy() if mem is not None else None
+        self.mem_row: Any = None  # with `mem` None but bounded: every row of the memory profile
+        if self.bounded:
+            row0 = np.array([n.mem_free for n in twin.nodes], dtype=float)
+            if mem is not None:
+                mem[0] = row0
+            else:
+                self.mem_row = row0
+            self.mem_now = row0.copy()
+        else:
+            self.mem_now = None
         if holds:
             a = [0 if h[0] <= now else row[h[0]] for h in holds]
             b = [row[h[1]] for h in holds]
@@ -185,8 +199,20 @@ class Profile:
         gs, ks, nodes, memk = vec
         self.cores[start:end, gs] -= sign * ks  # groups, and nodes, appear once in a vec
         self.totals[start:end] -= sign * size
+        if len(nodes) and self.mem is None and self.mem_row is not None:
+            self.mem = np.tile(self.mem_row, (len(self.times), 1))  # flat until now: made a matrix
+            self.mem_row = None
         if self.mem is not None and len(nodes):
             self.mem[start:end, nodes] -= sign * memk
+
+    def mem_cap(self, i: int, j: int) -> Any:
+        """Each node's least free memory over rows [i, j) (None when memory is no limit)."""
+        return self.mem[i:j].min(axis=0) if self.mem is not None else self.mem_row
+
+    def mem_short(self) -> bool:
+        """Whether some node's memory is over-held at some step (beyond the float residue)."""
+        mem = self.mem if self.mem is not None else self.mem_row
+        return mem is not None and bool((mem < -1e-6).any())
 
     def limits(self, cap: Any) -> dict[int, int]:
         """Per-processor caps for a job starting now: each group's cap, given to its processors'
