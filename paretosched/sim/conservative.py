@@ -136,7 +136,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         placed = -1  # the row it was placed at
         most = -1    # the most free cores (all groups) any start before it offers, counted per group
         rows, ends, short = found if found is not None else prof.candidates(size, longest, before)
-        for i, j, n, cap in prof.counts(rows.tolist(), ends):
+        for i, j, n, cap in prof.counts(rows.tolist(), ends, size):
             if n < size:
                 if n > most:
                     most = n

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 least = np.minimum.reduce
 add = np.add.reduce
+# from this many candidate rows a search first rules rows out by a sampled bound (`sampled`)
+SAMPLE_FROM = 3
 
 
 class Profile:
@@ -138,9 +140,39 @@ class Profile:
         short = np.where(ok, -1, totals[np.minimum(next_bad[:before], m - 1)])
         return np.flatnonzero(ok), ends, short
 
-    def counts(self, rows: list[int], ends: Any) -> Iterator[tuple[int, int, int, Any]]:
+    def counts(self, rows: list[int], ends: Any, size: int) -> Iterator[tuple[int, int, int, Any]]:
         """Each candidate row of `rows` (ascending, `ends` their windows' ends) with its window's
-        end, the free cores per group over the window summed, and those per group (or None).
+        end, the free cores per group over the window summed, and those per group (or None);
+        for a row ruled out by `sampled` (fewer than `size`), that bound instead of the sum."""
+        if len(rows) < SAMPLE_FROM:
+            yield from self._counts(rows, ends)
+            return
+        bound = self.sampled(rows, ends)
+        keep = [r for r, b in zip(rows, bound) if b >= size]
+        out = [(r, b) for r, b in zip(rows, bound) if b < size]
+        k, n = 0, len(out)
+        for item in self._counts(keep, ends):
+            i = item[0]
+            while k < n and out[k][0] < i:
+                yield out[k][0], out[k][0] + 1, out[k][1], None
+                k += 1
+            yield item
+        for r, b in out[k:]:
+            yield r, r + 1, b, None
+
+    def sampled(self, rows: list[int], ends: Any) -> list[int]:
+        """For each row of `rows`, the free cores per group summed, each group's least taken over
+        only the first, middle and last step of the row's window: never fewer than the count over
+        the whole window, so a row where this is short of a job is short (most are, on groups)."""
+        cores = self.cores
+        r = np.array(rows)
+        last = ends[r] - 1
+        low = np.minimum(cores[r], cores[last])
+        np.minimum(low, cores[(r + last) >> 1], out=low)
+        return add(low, axis=1).tolist()
+
+    def _counts(self, rows: list[int], ends: Any) -> Iterator[tuple[int, int, int, Any]]:
+        """`counts` over every row of `rows`, each counted over its whole window.
 
         A row's window ends no earlier than an earlier row's, so every candidate up to the last
         row of a window shares that row: for such a run, the minima over each window are taken
