@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from paretosched.sim.conskeep import Releases
 from paretosched.sim.consplan import Plan, count_pass, hold_end, wake
 from paretosched.sim.consprofile import Profile, least
 from paretosched.sim.endorder import end_order
@@ -83,9 +84,11 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     # a reservation whose start has passed (jobs overran) is made afresh: not held
     # (a dropped hold gives its cores back)
     plan.given.extend((now, job.size) for job, r in res.items() if r[0] < now)
-    prof = Profile(twin, ranked, cache, [r[:6] for r in res.values() if r[0] >= now])
+    holds = [r[:6] for r in res.values() if r[0] >= now]
+    prof = Profile(twin, ranked, cache, holds)
     if cache.verify:
         _verify_free(twin, prof)
+        _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
     broken = bool((prof.cores < 0).any()) or prof.mem_short()
@@ -187,6 +190,13 @@ def _verify_free(twin: Twin, prof: Profile) -> None:
         raise AssertionError("conservative: kept free cores per group differ from a count")
 
 
+def _verify_profile(prof: Profile, fresh: Profile) -> None:
+    """Check a profile built from the kept releases against one built part by part (tests)."""
+    same = prof.times == fresh.times and np.array_equal(prof.cores, fresh.cores)
+    if not same or not np.array_equal(prof.totals, fresh.totals):
+        raise AssertionError("conservative: the profile from kept releases differs from a fresh build")
+
+
 def _verify_stuck(prof: Profile, job: Any, old: tuple[Any, ...], before: int, slowest: float) -> None:
     """Check, the slow way, that a job skipped as stuck has no start before its slot with enough
     cores in its groups (tests set `_Cache.verify`)."""
@@ -210,7 +220,7 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
     if mcap is not None:  # only the caps below a node's free memory limit anything (a margin for
         # the float residue of the running sum: listing a cap that limits nothing is harmless)
         keep = np.flatnonzero(mcap <= prof.mem_now + 1e-6 * np.maximum(1.0, np.abs(prof.mem_now)))
-        mem_limits = {i: float(mcap[i]) for i in keep.tolist()}
+        mem_limits = dict(zip(keep.tolist(), mcap[keep].tolist()))
     alloc = rsel.allocate(job, prof.limits(cap), mem_limits)
     if alloc is None:
         return False
@@ -259,6 +269,8 @@ class _Cache:
         self._free: list[int] | None = None  # `free_by_group`'s counts, per processor, and marks
         self._last: list[int] = []
         self._dirty: dict[Any, None] | None = None
+        self._releases: Releases | None = None  # made on first use, anew with the groups
+        self._twin: Any = None
 
     def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
         """(group of each processor, each group's processors in rank order)."""
@@ -287,7 +299,23 @@ class _Cache:
             self._parts.clear()
             self.plan.stuck.clear()
             self._free = None
+            self._drop_releases()
         return self._groups
+
+    def releases(self, twin: Twin, est: dict[Any, float]) -> Releases | None:
+        """The running jobs' cores per group by estimated end, kept (None if one holds memory)."""
+        rel = self._releases
+        if rel is None:
+            group_of, members = self._groups
+            rel = self._releases = Releases(twin, group_of, len(members))
+            self._twin = twin
+        rel.sync(twin, est)
+        return rel if not rel.with_mem else None
+
+    def _drop_releases(self) -> None:
+        if self._releases is not None:
+            self._releases.close(self._twin)
+            self._releases = None
 
     def flat(self, job: Any, group_of: list[int]) -> tuple[list[int], list[int], list[int], list[float]]:
         """A running job's parts: (groups, cores, nodes, memory), the last two of the parts that

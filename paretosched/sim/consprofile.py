@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 least = np.minimum.reduce
 add = np.add.reduce
+_ROWS = np.arange(1 << 12)  # row numbers, sliced rather than made per search (grown when short)
 # from this many candidate rows a search first rules rows out by a sampled bound (`sampled`)
 SAMPLE_FROM = 3
 
@@ -36,14 +37,17 @@ class Profile:
     and the kept reservations (`holds`).
     """
 
-    def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any]) -> None:
+    def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any], kept: bool = True) -> None:
         now = twin.now
         order = end_order(twin)
         self.bounded = not order.unbounded_mem
         self.group_of, self.members = cache.groups(ranked)
         est = order.est
         running = twin.running
-        ends = {max(now, est[j]) for j in running}
+        # the running jobs' cores summed per estimated end, kept between decisions (`conskeep`);
+        # None when one holds memory (or `kept` is off: tests build it both ways)
+        rel = cache.releases(twin, est) if kept else None
+        ends = {max(now, e) for e in rel.by_end} if rel is not None else {max(now, est[j]) for j in running}
         # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
         # row of their own after it (they hold their cores until they really end); the kept
         # reservations (`holds`: start, end, then `_vec`'s arrays) are held here in one go
@@ -67,7 +71,13 @@ class Profile:
         rm: list[int] = []
         nm: list[int] = []
         vm: list[float] = []
-        for job in running:
+        if rel is not None:
+            rows, vecs, over = rel.rows(now, row)
+            if vecs:
+                cores[rows] = vecs  # one row per estimated end after now
+            if over is not None:
+                cores[row[now]] += over
+        for job in running if rel is None else ():
             i = row[max(now, est[job])]
             gs, ks, nodes, ms = cache.flat(job, group_of)
             rc.extend([i] * len(gs))
@@ -128,16 +138,19 @@ class Profile:
         if times is None:
             times = self._times = np.array(self.times)
         m = len(times)
-        rows = np.arange(m)
-        ends = np.maximum(np.searchsorted(times, times + duration, side="left"), rows + 1)
+        global _ROWS
+        if len(_ROWS) <= m:
+            _ROWS = np.arange(2 * m + 1)
+        # the windows of the rows before `before` only: no later row is a candidate
+        ends = np.maximum(np.searchsorted(times, times[:before] + duration, side="left"), _ROWS[1:before + 1])
         totals = self.totals
         if own is not None:
             totals = totals.copy()
             totals[own[0]:own[1]] += size
-        bad = np.where(totals < size, rows, m)
-        next_bad = np.minimum.accumulate(bad[::-1])[::-1]  # the first short row at or after each
-        ok = next_bad[:before] >= ends[:before]
-        short = np.where(ok, -1, totals[np.minimum(next_bad[:before], m - 1)])
+        bad = np.where(totals < size, _ROWS[:m], m)
+        next_bad = np.minimum.accumulate(bad[::-1])[::-1][:before]  # the first short row at or after each
+        ok = next_bad >= ends
+        short = np.where(ok, -1, totals[np.minimum(next_bad, m - 1)])
         return np.flatnonzero(ok), ends, short
 
     def counts(self, rows: list[int], ends: Any, size: int) -> Iterator[tuple[int, int, int, Any]]:
@@ -229,7 +242,13 @@ class Profile:
         start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
         end = self.split(t1)
         gs, ks, nodes, memk = vec
-        self.cores[start:end, gs] -= sign * ks  # groups, and nodes, appear once in a vec
+        # a whole-row update with the cores as a dense row costs a third of a fancy-indexed one
+        dense = np.zeros(self.cores.shape[1], dtype=np.int64)
+        dense[gs] = ks  # groups, and nodes, appear once in a vec
+        if sign > 0:
+            self.cores[start:end] -= dense
+        else:
+            self.cores[start:end] += dense
         self.totals[start:end] -= sign * size
         if len(nodes) and self.mem is None and self.mem_row is not None:
             self.mem = np.tile(self.mem_row, (len(self.times), 1))  # flat until now: made a matrix
