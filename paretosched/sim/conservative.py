@@ -139,7 +139,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         placed = -1  # the row it was placed at
         most = -1    # the most free cores (all groups) any start before it offers, counted per group
         rows, ends, short = found if found is not None else prof.candidates(size, longest, before)
-        for i, j, n, cap in prof.counts(rows.tolist(), ends, size):
+        checked, ruled_out = prof.counts(rows.tolist(), ends, size)
+        for i, j, n, cap in checked:
             if n < size:
                 if n > most:
                     most = n
@@ -177,6 +178,11 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             limit = placed if placed > 0 else before
             if limit:
                 most = max(most, int(short[:limit].max()))
+                for r, b in ruled_out:  # the rows ruled out by a bound: that bound, up to its slot
+                    if r >= limit:
+                        break
+                    if b > most:
+                        most = b
             stuck[job] = (len(plan.given), most)
     wake(twin, plan)
 
@@ -188,6 +194,8 @@ def _verify_free(twin: Twin, prof: Profile) -> None:
         fresh[prof.group_of[p.idx]] += len(p.free)
     if fresh != prof.free_now.tolist():
         raise AssertionError("conservative: kept free cores per group differ from a count")
+    if prof.mem_now is not None and [n.mem_free for n in twin.nodes] != prof.mem_now.tolist():
+        raise AssertionError("conservative: kept free memory per node differs from the nodes'")
 
 
 def _verify_profile(prof: Profile, fresh: Profile) -> None:
@@ -269,6 +277,7 @@ class _Cache:
         self._free: list[int] | None = None  # `free_by_group`'s counts, per processor, and marks
         self._last: list[int] = []
         self._dirty: dict[Any, None] | None = None
+        self._mem: Any = None  # each node's free memory, kept from the same marks
         self._releases: Releases | None = None  # made on first use, anew with the groups
         self._twin: Any = None
 
@@ -344,14 +353,24 @@ class _Cache:
             for p in twin.procs:
                 n = last[p.idx] = len(p.free)
                 free[group_of[p.idx]] += n
+        mem = self._mem
         for x in dirty:
             if x.__class__ is ProcState:
                 n = len(x.free)
                 if n != last[x.idx]:
                     free[group_of[x.idx]] += n - last[x.idx]
                     last[x.idx] = n
+            elif mem is not None:  # a node: the twin marks one whenever its free memory changes
+                mem[x.idx] = x.mem_free
         dirty.clear()
         return free
+
+    def mem_by_node(self, twin: Twin) -> Any:
+        """Each node's free memory now (a copy), kept from the twin's node marks: call after
+        `free_by_group`, which reads the marks."""
+        if self._mem is None:
+            self._mem = np.array([n.mem_free for n in twin.nodes], dtype=float)
+        return self._mem.copy()
 
 
 def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:

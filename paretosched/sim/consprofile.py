@@ -93,7 +93,7 @@ class Profile:
         self.free_now = cores[0].copy()  # each group's free cores now (before reservations)
         self.mem_row: Any = None  # with `mem` None but bounded: every row of the memory profile
         if self.bounded:
-            row0 = np.array([n.mem_free for n in twin.nodes], dtype=float)
+            row0 = cache.mem_by_node(twin)
             if mem is not None:
                 mem[0] = row0
             else:
@@ -153,25 +153,16 @@ class Profile:
         short = np.where(ok, -1, totals[np.minimum(next_bad, m - 1)])
         return np.flatnonzero(ok), ends, short
 
-    def counts(self, rows: list[int], ends: Any, size: int) -> Iterator[tuple[int, int, int, Any]]:
-        """Each candidate row of `rows` (ascending, `ends` their windows' ends) with its window's
-        end, the free cores per group over the window summed, and those per group (or None);
-        for a row ruled out by `sampled` (fewer than `size`), that bound instead of the sum."""
+    def counts(self, rows: list[int], ends: Any, size: int) -> tuple[Iterator[tuple[int, int, int, Any]],
+                                                                     list[tuple[int, int]]]:
+        """Each candidate row of `rows` (ascending, `ends` their windows' ends) that `sampled`
+        does not rule out, with its window's end, the free cores per group over the window summed
+        and those per group (or None); and the rows ruled out, each with its bound (< `size`)."""
         if len(rows) < SAMPLE_FROM:
-            yield from self._counts(rows, ends)
-            return
+            return self._counts(rows, ends), []
         bound = self.sampled(rows, ends)
         keep = [r for r, b in zip(rows, bound) if b >= size]
-        out = [(r, b) for r, b in zip(rows, bound) if b < size]
-        k, n = 0, len(out)
-        for item in self._counts(keep, ends):
-            i = item[0]
-            while k < n and out[k][0] < i:
-                yield out[k][0], out[k][0] + 1, out[k][1], None
-                k += 1
-            yield item
-        for r, b in out[k:]:
-            yield r, r + 1, b, None
+        return self._counts(keep, ends), [(r, b) for r, b in zip(rows, bound) if b < size]
 
     def sampled(self, rows: list[int], ends: Any) -> list[int]:
         """For each row of `rows`, the free cores per group summed, each group's least taken over

@@ -96,3 +96,21 @@ def test_the_check_catches_releases_kept_wrong(broken, monkeypatch):
     monkeypatch.setattr(cons._Cache, "verify", True)
     with pytest.raises(AssertionError, match="differs from a fresh build"):
         simulate(_bundled("first", "high_gflops", "thesis"))
+
+
+def test_the_check_catches_free_memory_kept_wrong(monkeypatch):
+    # each node's free memory is kept from the twin's node marks: drop those and the check against
+    # the nodes at each decision disagrees (the bundled window, whose jobs ask memory)
+    from paretosched.sim.state import NodeState
+
+    real = cons._Cache.free_by_group
+
+    def no_node_marks(self, twin):
+        if self._dirty:
+            for x in [x for x in self._dirty if x.__class__ is NodeState]:
+                del self._dirty[x]
+        return real(self, twin)
+    monkeypatch.setattr(cons._Cache, "free_by_group", no_node_marks)
+    monkeypatch.setattr(cons._Cache, "verify", True)
+    with pytest.raises(AssertionError, match="free memory per node differs"):
+        simulate(_bundled("first", "high_gflops", "thesis"))
