@@ -116,10 +116,10 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                     continue  # no start before its slot had its cores, and too few were given back since
                 # its own reservation counted as free (what giving it back would make the totals)
                 found = prof.candidates(size, job.req_ops / slowest, before,
-                                        (before, bisect_left(prof.times, t1, lo=before)))
+                                        (before, bisect_left(prof.times, t1, lo=before), old[2:4]))
                 if not len(found[0]):
                     stuck[job] = (len(plan.given), int(found[2].max()))
-                    continue  # no start before its slot has the cores in all groups together
+                    continue  # no start before its slot has the cores (all groups together, or sampled)
             vec = old[2:6]
             if t0 >= now:
                 prof.hold(t0, t1, vec, size, sign=-1)
@@ -139,8 +139,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         placed = -1  # the row it was placed at
         most = -1    # the most free cores (all groups) any start before it offers, counted per group
         rows, ends, short = found if found is not None else prof.candidates(size, longest, before)
-        checked, ruled_out = prof.counts(rows.tolist(), ends, size)
-        for i, j, n, cap in checked:
+        for i, j, n, cap in prof.counts(rows.tolist(), ends):
             if n < size:
                 if n > most:
                     most = n
@@ -178,11 +177,6 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             limit = placed if placed > 0 else before
             if limit:
                 most = max(most, int(short[:limit].max()))
-                for r, b in ruled_out:  # the rows ruled out by a bound: that bound, up to its slot
-                    if r >= limit:
-                        break
-                    if b > most:
-                        most = b
             stuck[job] = (len(plan.given), most)
     wake(twin, plan)
 

@@ -128,12 +128,14 @@ class Profile:
         self._times: Any = None                # `times` as an array, made when asked
 
     def candidates(self, size: int, duration: float, before: int,
-                   own: tuple[int, int] | None = None) -> tuple[Any, Any, Any]:
-        """The rows before `before` where a job of `size` cores could start for `duration`,
-        counting all groups together (a necessary condition, vectorised; each is then checked
-        per group); the end (exclusive) of each row's window; and for the other rows before
-        `before`, the free cores of a short step in their window (the most they offer), else -1.
-        `own`: rows [a, b) counted with `size` more (the job's own reservation, still held)."""
+                   own: tuple[int, int, Any] | None = None) -> tuple[Any, Any, Any]:
+        """The rows before `before` where a job of `size` cores could start for `duration`: first
+        counting all groups together, then, from `SAMPLE_FROM` rows on, each group's least over
+        three steps of the window (`sampled`); both are necessary conditions, vectorised, and
+        each row left is then counted per group over its whole window (`counts`). Also the end
+        (exclusive) of each row's window, and for the rows ruled out, an upper bound on the free
+        cores a start there offers (the total of a short step, or the sampled count), else -1.
+        `own`: rows [a, b) counted with the job's own reservation (`_vec`'s arrays) given back."""
         times = self._times
         if times is None:
             times = self._times = np.array(self.times)
@@ -151,32 +153,25 @@ class Profile:
         next_bad = np.minimum.accumulate(bad[::-1])[::-1][:before]  # the first short row at or after each
         ok = next_bad >= ends
         short = np.where(ok, -1, totals[np.minimum(next_bad, m - 1)])
-        return np.flatnonzero(ok), ends, short
+        rows = np.flatnonzero(ok)
+        if len(rows) >= SAMPLE_FROM:
+            if own is not None:  # given back while sampling, held again after
+                dense = np.zeros(self.cores.shape[1], dtype=np.int64)
+                dense[own[2][0]] = own[2][1]
+                self.cores[own[0]:own[1]] += dense
+                bound = self.sampled(rows, ends)
+                self.cores[own[0]:own[1]] -= dense
+            else:
+                bound = self.sampled(rows, ends)
+            low = bound < size
+            if low.any():
+                short[rows[low]] = bound[low]
+                rows = rows[~low]
+        return rows, ends, short
 
-    def counts(self, rows: list[int], ends: Any, size: int) -> tuple[Iterator[tuple[int, int, int, Any]],
-                                                                     list[tuple[int, int]]]:
-        """Each candidate row of `rows` (ascending, `ends` their windows' ends) that `sampled`
-        does not rule out, with its window's end, the free cores per group over the window summed
-        and those per group (or None); and the rows ruled out, each with its bound (< `size`)."""
-        if len(rows) < SAMPLE_FROM:
-            return self._counts(rows, ends), []
-        bound = self.sampled(rows, ends)
-        keep = [r for r, b in zip(rows, bound) if b >= size]
-        return self._counts(keep, ends), [(r, b) for r, b in zip(rows, bound) if b < size]
-
-    def sampled(self, rows: list[int], ends: Any) -> list[int]:
-        """For each row of `rows`, the free cores per group summed, each group's least taken over
-        only the first, middle and last step of the row's window: never fewer than the count over
-        the whole window, so a row where this is short of a job is short (most are, on groups)."""
-        cores = self.cores
-        r = np.array(rows)
-        last = ends[r] - 1
-        low = np.minimum(cores[r], cores[last])
-        np.minimum(low, cores[(r + last) >> 1], out=low)
-        return add(low, axis=1).tolist()
-
-    def _counts(self, rows: list[int], ends: Any) -> Iterator[tuple[int, int, int, Any]]:
-        """`counts` over every row of `rows`, each counted over its whole window.
+    def counts(self, rows: list[int], ends: Any) -> Iterator[tuple[int, int, int, Any]]:
+        """Each row of `rows` (ascending candidates, `ends` their windows' ends) with its window's
+        end, the free cores per group over the window summed, and those per group (or None).
 
         A row's window ends no earlier than an earlier row's, so every candidate up to the last
         row of a window shares that row: for such a run, the minima over each window are taken
@@ -200,6 +195,16 @@ class Profile:
             for r, j, n in zip(rows[k:k2], e.tolist(), sums.tolist()):
                 yield r, j, n, None
             k = k2
+
+    def sampled(self, rows: Any, ends: Any) -> Any:
+        """For each row of `rows`, the free cores per group summed, each group's least taken over
+        only the first, middle and last step of the row's window: never fewer than the count over
+        the whole window, so a row where this is short of a job is short (most are, on groups)."""
+        cores = self.cores
+        last = ends[rows] - 1
+        low = np.minimum(cores[rows], cores[last])
+        np.minimum(low, cores[(rows + last) >> 1], out=low)
+        return add(low, axis=1)
 
     def most_before(self, before: int) -> int:
         """The most free cores (all groups together) at any step before row `before`."""
