@@ -96,3 +96,56 @@ class Releases:
             fresh[e] = fresh.get(e, 0) + self._cores(job)
         if set(fresh) != set(self.by_end) or any(not np.array_equal(fresh[e], self.by_end[e][0]) for e in fresh):
             raise AssertionError("conservative: kept releases per estimated end differ from a count")
+
+
+class Holds:
+    """The kept reservations' cores per group, taken from their start and given back at their end,
+    summed per time: re-filed at each decision only for the reservations made, moved or dropped
+    since (a reservation is a new tuple whenever it changes, so identity tells)."""
+
+    def __init__(self, n_groups: int) -> None:
+        self.n_groups = n_groups
+        self.held: dict[Any, tuple[Any, Any]] = {}        # job -> (its reservation, its cores)
+        self.by_time: dict[float, list[Any]] = {}         # start or end -> [cores per group, uses]
+        self.with_mem = 0                                 # held reservations that hold memory
+
+    def sync(self, res: dict[Any, tuple[Any, ...]], now: float) -> None:
+        """File the reservations of `res` that start at or after `now` as they are now."""
+        held = self.held
+        for job in [j for j, (r, _) in held.items() if res.get(j) is not r or r[0] < now]:
+            r, vec = held.pop(job)
+            self._file(r[0], vec)
+            self._file(r[1], -vec)
+            if len(r[4]):
+                self.with_mem -= 1
+        for job, r in res.items():
+            if r[0] >= now and job not in held:
+                vec = np.zeros(self.n_groups, dtype=np.int64)
+                vec[r[2]] = r[3]
+                held[job] = (r, vec)
+                self._file(r[0], -vec, 1)
+                self._file(r[1], vec, 1)
+                if len(r[4]):
+                    self.with_mem += 1
+
+    def _file(self, t: float, vec: Any, uses: int = -1) -> None:
+        entry = self.by_time.get(t)
+        if entry is None:
+            self.by_time[t] = [vec, 1]
+        elif entry[1] + uses == 0:
+            del self.by_time[t]
+        else:
+            entry[0] = entry[0] + vec
+            entry[1] += uses
+
+    def verify(self, res: dict[Any, tuple[Any, ...]], now: float) -> None:
+        """Check the sums kept against a fresh count from the reservations (tests)."""
+        fresh: dict[float, Any] = {}
+        for r in res.values():
+            if r[0] >= now:
+                vec = np.zeros(self.n_groups, dtype=np.int64)
+                vec[r[2]] = r[3]
+                fresh[r[0]] = fresh.get(r[0], 0) - vec
+                fresh[r[1]] = fresh.get(r[1], 0) + vec
+        if set(fresh) != set(self.by_time) or any(not np.array_equal(fresh[t], self.by_time[t][0]) for t in fresh):
+            raise AssertionError("conservative: kept holds per time differ from a count")
