@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.conskeep import Holds, Releases
+from paretosched.sim.conskeep import Releases
 from paretosched.sim.consplan import Plan, count_pass, hold_end, wake
 from paretosched.sim.consprofile import Profile, least
 from paretosched.sim.endorder import end_order
@@ -273,7 +273,6 @@ class _Cache:
         self._dirty: dict[Any, None] | None = None
         self._mem: Any = None  # each node's free memory, kept from the same marks
         self._releases: Releases | None = None  # made on first use, anew with the groups
-        self._holds: Holds | None = None
         self._twin: Any = None
 
     def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
@@ -316,16 +315,7 @@ class _Cache:
         rel.sync(twin, est)
         return rel if not rel.with_mem else None
 
-    def holds(self, now: float) -> Holds | None:
-        """The kept reservations' cores per group by time, kept (None if one holds memory)."""
-        kh = self._holds
-        if kh is None:
-            kh = self._holds = Holds(len(self._groups[1]))
-        kh.sync(self.plan.res, now)
-        return kh if not kh.with_mem else None
-
     def _drop_releases(self) -> None:
-        self._holds = None
         if self._releases is not None:
             self._releases.close(self._twin)
             self._releases = None

@@ -51,10 +51,7 @@ class Profile:
         # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
         # row of their own after it (they hold their cores until they really end); the kept
         # reservations (`holds`: start, end, then `_vec`'s arrays) are held here in one go
-        # the kept reservations' cores summed per start and end time, kept too (None as above)
-        kh = cache.holds(now) if rel is not None else None
-        later = {t for t in kh.by_time if t > now} if kh is not None else \
-            {h[1] for h in holds} | {h[0] for h in holds if h[0] > now}
+        later = {h[1] for h in holds} | {h[0] for h in holds if h[0] > now}
         self.times = [now] + sorted(ends | later)
         row = {t: i for i, t in enumerate(self.times) if i}
         group_of = self.group_of
@@ -64,7 +61,7 @@ class Profile:
         # memory per node is flat (every row what is free now) while no running job and no hold
         # has any: then it is kept as that one row (`mem_row`) and made a matrix on the first hold
         # that has memory (`hold`), the same floats a full build gives
-        flat = self.bounded and (kh is not None or not any(len(h[4]) for h in holds))
+        flat = self.bounded and not any(len(h[4]) for h in holds)
         mem = np.zeros((m, len(twin.nodes))) if self.bounded and not flat else None
         # every release and hold as (row, column, amount), added in one call each: np.add.at adds
         # in index order, the order the per-part loop it replaces used (so every float is the same)
@@ -104,17 +101,7 @@ class Profile:
             self.mem_now = row0.copy()
         else:
             self.mem_now = None
-        if kh is not None:
-            hr, hv = [], []
-            for t, (vec, _) in kh.by_time.items():
-                if t > now:
-                    hr.append(row[t])
-                    hv.append(vec)
-                else:  # the start of a reservation due now: held from row 0
-                    cores[0] += vec
-            if hv:
-                cores[hr] += hv  # one row per time
-        elif holds:
+        if holds:
             a = [0 if h[0] <= now else row[h[0]] for h in holds]
             b = [row[h[1]] for h in holds]
             n = [len(h[2]) for h in holds]
