@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from paretosched.sim.conskeep import Releases
+from paretosched.sim.conskeep import verify_free as _verify_free
+from paretosched.sim.conskeep import verify_profile as _verify_profile
 from paretosched.sim.consplan import Plan, count_pass, hold_end, wake
 from paretosched.sim.consprofile import Profile, least
 from paretosched.sim.endorder import end_order
@@ -179,24 +181,6 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 most = max(most, int(short[:limit].max()))
             stuck[job] = (len(plan.given), most)
     wake(twin, plan)
-
-
-def _verify_free(twin: Twin, prof: Profile) -> None:
-    """Check the free cores per group kept from the twin's marks against a fresh count (tests)."""
-    fresh = [0] * len(prof.members)
-    for p in twin.procs:
-        fresh[prof.group_of[p.idx]] += len(p.free)
-    if fresh != prof.free_now.tolist():
-        raise AssertionError("conservative: kept free cores per group differ from a count")
-    if prof.mem_now is not None and [n.mem_free for n in twin.nodes] != prof.mem_now.tolist():
-        raise AssertionError("conservative: kept free memory per node differs from the nodes'")
-
-
-def _verify_profile(prof: Profile, fresh: Profile) -> None:
-    """Check a profile built from the kept releases against one built part by part (tests)."""
-    same = prof.times == fresh.times and np.array_equal(prof.cores, fresh.cores)
-    if not same or not np.array_equal(prof.totals, fresh.totals):
-        raise AssertionError("conservative: the profile from kept releases differs from a fresh build")
 
 
 def _verify_stuck(prof: Profile, job: Any, old: tuple[Any, ...], before: int, slowest: float) -> None:

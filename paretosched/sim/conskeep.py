@@ -1,5 +1,6 @@
 """What conservative backfilling's group profile keeps between decisions: the running jobs' cores
-per processor group, summed per estimated end (`Releases`).
+per processor group, summed per estimated end (`Releases`); and the checks tests run against fresh
+counts at each decision.
 
 A profile (`consprofile.Profile`) adds, at the row of each running job's estimated end, the cores
 that job gives back. Walking every part of every running job at each decision was the largest
@@ -7,7 +8,8 @@ part of building it; the sums per estimated end change only when a job begins, e
 and the twin marks each such job (`Twin.job_watchers`), so only those are re-filed here. Cores are
 integers, so the sums are the same in any order; memory is floats, where the order of the sum
 matters, so a profile with a running job that holds memory is still built part by part (and that
-case is counted here: `with_mem`).
+case is counted here: `with_mem`). A profile from these sums is the same, row for row, as one
+built fresh. (Keeping the reservations' sums per time too was tried: 1.2% fewer instructions.)
 """
 
 from __future__ import annotations
@@ -96,3 +98,21 @@ class Releases:
             fresh[e] = fresh.get(e, 0) + self._cores(job)
         if set(fresh) != set(self.by_end) or any(not np.array_equal(fresh[e], self.by_end[e][0]) for e in fresh):
             raise AssertionError("conservative: kept releases per estimated end differ from a count")
+
+
+def verify_free(twin: Twin, prof: Any) -> None:
+    """Check the free cores per group kept from the twin's marks against a fresh count (tests)."""
+    fresh = [0] * len(prof.members)
+    for p in twin.procs:
+        fresh[prof.group_of[p.idx]] += len(p.free)
+    if fresh != prof.free_now.tolist():
+        raise AssertionError("conservative: kept free cores per group differ from a count")
+    if prof.mem_now is not None and [n.mem_free for n in twin.nodes] != prof.mem_now.tolist():
+        raise AssertionError("conservative: kept free memory per node differs from the nodes'")
+
+
+def verify_profile(prof: Any, fresh: Any) -> None:
+    """Check a profile built from the kept releases against one built part by part (tests)."""
+    same = prof.times == fresh.times and np.array_equal(prof.cores, fresh.cores)
+    if not same or not np.array_equal(prof.totals, fresh.totals):
+        raise AssertionError("conservative: the profile from kept releases differs from a fresh build")

@@ -34,7 +34,8 @@ class Profile:
     limit (a group per speed), else within their node (a group per node and speed): counting per
     group rather than per processor is what makes a homogeneous platform plan as textbook
     conservative backfilling does, by counts alone. Built at each decision from the running jobs
-    and the kept reservations (`holds`).
+    (their releases summed per estimated end, kept between decisions: `conskeep.Releases`) and
+    the kept reservations (`holds`).
     """
 
     def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any], kept: bool = True) -> None:
