@@ -38,6 +38,8 @@ class Profile:
     the kept reservations (`holds`).
     """
 
+    flat_mem = True  # tests: off builds every memory profile as a matrix
+
     def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any], kept: bool = True) -> None:
         now = twin.now
         order = end_order(twin)
@@ -62,7 +64,7 @@ class Profile:
         # memory per node is flat (every row what is free now) while no running job and no hold
         # has any: then it is kept as that one row (`mem_row`) and made a matrix on the first hold
         # that has memory (`hold`), the same floats a full build gives
-        flat = self.bounded and not any(len(h[4]) for h in holds)
+        flat = self.bounded and self.flat_mem and not any(len(h[4]) for h in holds)
         mem = np.zeros((m, len(twin.nodes))) if self.bounded and not flat else None
         # every release and hold as (row, column, amount), added in one call each: np.add.at adds
         # in index order, the order the per-part loop it replaces used (so every float is the same)

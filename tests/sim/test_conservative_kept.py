@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
 from paretosched.sim import conservative as cons
+from paretosched.sim import consprofile
 from paretosched.sim import workload
 from paretosched.sim.conskeep import Releases
 from paretosched.sim.platform import build_platform, load_platform_spec
@@ -114,3 +115,25 @@ def test_the_check_catches_free_memory_kept_wrong(monkeypatch):
     monkeypatch.setattr(cons._Cache, "verify", True)
     with pytest.raises(AssertionError, match="free memory per node differs"):
         simulate(_bundled("first", "high_gflops", "thesis"))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_memory_kept_as_one_row_gives_the_same_schedule(data):
+    # memory per node is kept as one row until a reservation holds some (then made a matrix):
+    # the same schedules as building every memory profile as a matrix, on random platforms whose
+    # nodes have memory limits, jobs with and without memory
+    plat = data.draw(platforms())
+    for nt in plat["node_types"].values():
+        nt["memory_gb"] = data.draw(st.sampled_from([4.0, 16.0]))
+    n_cores = build_platform(load_platform_spec(plat)).n_cores
+    jobs = data.draw(workloads(n_cores, zero_runs=False))
+    cfg = config_from_dict({
+        "platform": plat, "workload": {"jobs": jobs}, "model": {"interference": "none"},
+        "scheduler": {"job_policy": data.draw(st.sampled_from(JOB_POLICIES)),
+                      "resource_policy": data.draw(st.sampled_from(RESOURCE_POLICIES)),
+                      "backfilling": "conservative"}})
+    flat = simulate(cfg, record_jobs=True)
+    with mock.patch.object(consprofile.Profile, "flat_mem", False):
+        full = simulate(cfg, record_jobs=True)
+    assert [(j["start_s"], j["core_ids"]) for j in flat.jobs] == [(j["start_s"], j["core_ids"]) for j in full.jobs]
