@@ -36,6 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from paretosched.sim.conskeep import Releases
+from paretosched.sim.conskeep import verify_free as _verify_free
+from paretosched.sim.conskeep import verify_profile as _verify_profile
 from paretosched.sim.consplan import Plan, count_pass, hold_end, wake
 from paretosched.sim.consprofile import Profile, least
 from paretosched.sim.endorder import end_order
@@ -83,15 +86,16 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     # a reservation whose start has passed (jobs overran) is made afresh: not held
     # (a dropped hold gives its cores back)
     plan.given.extend((now, job.size) for job, r in res.items() if r[0] < now)
-    prof = Profile(twin, ranked, cache, [r[:6] for r in res.values() if r[0] >= now])
+    holds = [r[:6] for r in res.values() if r[0] >= now]
+    prof = Profile(twin, ranked, cache, holds)
     if cache.verify:
         _verify_free(twin, prof)
+        _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
-    broken = bool((prof.cores < 0).any()) or (prof.mem is not None and bool((prof.mem < -1e-6).any()))
+    broken = bool((prof.cores < 0).any()) or prof.mem_short()
     slowest = plan.slowest
-    group_speed = [m[0].speed for m in prof.members]
-    group_node = [m[0].node for m in prof.members]
+    group_speed, group_node = cache.group_speed, cache.group_node
     stuck = plan.stuck
     for job in jsel.order(twin.queue):
         size = job.size
@@ -114,10 +118,10 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                     continue  # no start before its slot had its cores, and too few were given back since
                 # its own reservation counted as free (what giving it back would make the totals)
                 found = prof.candidates(size, job.req_ops / slowest, before,
-                                        (before, bisect_left(prof.times, t1, lo=before)))
+                                        (before, bisect_left(prof.times, t1, lo=before), old[2:4]))
                 if not len(found[0]):
                     stuck[job] = (len(plan.given), int(found[2].max()))
-                    continue  # no start before its slot has the cores in all groups together
+                    continue  # no start before its slot has the cores (all groups together, or sampled)
             vec = old[2:6]
             if t0 >= now:
                 prof.hold(t0, t1, vec, size, sign=-1)
@@ -129,7 +133,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             want = np.zeros(len(prof.members), dtype=np.int64)
             want[vec[0]] = vec[1]
             if _start_now(twin, rsel, prof, plan, job, np.minimum(prof.cores[0:j].min(axis=0), want),
-                          prof.mem[0:j].min(axis=0) if prof.mem is not None else None):
+                          prof.mem_cap(0, j)):
                 res.pop(job, None)
                 stuck.pop(job, None)
                 plan.given.append((now, size))
@@ -144,7 +148,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 continue
             if cap is None:
                 cap = least(prof.cores[i:j], axis=0)
-            mcap = prof.mem[i:j].min(axis=0) if prof.mem is not None else None
+            mcap = prof.mem_cap(i, j)
             if i == 0:
                 if _start_now(twin, rsel, prof, plan, job, cap, mcap):
                     res.pop(job, None)
@@ -179,15 +183,6 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     wake(twin, plan)
 
 
-def _verify_free(twin: Twin, prof: Profile) -> None:
-    """Check the free cores per group kept from the twin's marks against a fresh count (tests)."""
-    fresh = [0] * len(prof.members)
-    for p in twin.procs:
-        fresh[prof.group_of[p.idx]] += len(p.free)
-    if fresh != prof.free_now.tolist():
-        raise AssertionError("conservative: kept free cores per group differ from a count")
-
-
 def _verify_stuck(prof: Profile, job: Any, old: tuple[Any, ...], before: int, slowest: float) -> None:
     """Check, the slow way, that a job skipped as stuck has no start before its slot with enough
     cores in its groups (tests set `_Cache.verify`)."""
@@ -211,7 +206,7 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
     if mcap is not None:  # only the caps below a node's free memory limit anything (a margin for
         # the float residue of the running sum: listing a cap that limits nothing is harmless)
         keep = np.flatnonzero(mcap <= prof.mem_now + 1e-6 * np.maximum(1.0, np.abs(prof.mem_now)))
-        mem_limits = {i: float(mcap[i]) for i in keep.tolist()}
+        mem_limits = dict(zip(keep.tolist(), mcap[keep].tolist()))
     alloc = rsel.allocate(job, prof.limits(cap), mem_limits)
     if alloc is None:
         return False
@@ -252,12 +247,17 @@ class _Cache:
         self.plan = Plan()
         self._ranked: list[Any] | None = None
         self._groups: tuple[list[int], list[list[Any]]] = ([], [])
+        self.group_speed: list[float] = []              # each group's speed and node
+        self.group_node: list[Any] = []
         self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
         self.index: dict[tuple[float, int], int] = {}   # and back
         self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
         self._free: list[int] | None = None  # `free_by_group`'s counts, per processor, and marks
         self._last: list[int] = []
         self._dirty: dict[Any, None] | None = None
+        self._mem: Any = None  # each node's free memory, kept from the same marks
+        self._releases: Releases | None = None  # made on first use, anew with the groups
+        self._twin: Any = None
 
     def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
         """(group of each processor, each group's processors in rank order)."""
@@ -274,6 +274,8 @@ class _Cache:
                 group_of[p.idx] = g
                 members[g].append(p)
             self._ranked, self._groups = list(ranked), (group_of, members)
+            self.group_speed = [m[0].speed for m in members]
+            self.group_node = [m[0].node for m in members]
             self.index = key_group
             self.keys = list(key_group)
             # a reservation keeps its groups' keys (speed, node): renumber its groups
@@ -284,7 +286,23 @@ class _Cache:
             self._parts.clear()
             self.plan.stuck.clear()
             self._free = None
+            self._drop_releases()
         return self._groups
+
+    def releases(self, twin: Twin, est: dict[Any, float]) -> Releases | None:
+        """The running jobs' cores per group by estimated end, kept (None if one holds memory)."""
+        rel = self._releases
+        if rel is None:
+            group_of, members = self._groups
+            rel = self._releases = Releases(twin, group_of, len(members))
+            self._twin = twin
+        rel.sync(twin, est)
+        return rel if not rel.with_mem else None
+
+    def _drop_releases(self) -> None:
+        if self._releases is not None:
+            self._releases.close(self._twin)
+            self._releases = None
 
     def flat(self, job: Any, group_of: list[int]) -> tuple[list[int], list[int], list[int], list[float]]:
         """A running job's parts: (groups, cores, nodes, memory), the last two of the parts that
@@ -313,14 +331,24 @@ class _Cache:
             for p in twin.procs:
                 n = last[p.idx] = len(p.free)
                 free[group_of[p.idx]] += n
+        mem = self._mem
         for x in dirty:
             if x.__class__ is ProcState:
                 n = len(x.free)
                 if n != last[x.idx]:
                     free[group_of[x.idx]] += n - last[x.idx]
                     last[x.idx] = n
+            elif mem is not None:  # a node: the twin marks one whenever its free memory changes
+                mem[x.idx] = x.mem_free
         dirty.clear()
         return free
+
+    def mem_by_node(self, twin: Twin) -> Any:
+        """Each node's free memory now (a copy), kept from the twin's node marks: call after
+        `free_by_group`, which reads the marks."""
+        if self._mem is None:
+            self._mem = np.array([n.mem_free for n in twin.nodes], dtype=float)
+        return self._mem.copy()
 
 
 def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:

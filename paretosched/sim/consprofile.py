@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 least = np.minimum.reduce
 add = np.add.reduce
+_ROWS = np.arange(1 << 12)  # row numbers, sliced rather than made per search (grown when short)
+# from this many candidate rows a search first rules rows out by a sampled bound (`sampled`)
+SAMPLE_FROM = 3
 
 
 class Profile:
@@ -31,17 +34,23 @@ class Profile:
     limit (a group per speed), else within their node (a group per node and speed): counting per
     group rather than per processor is what makes a homogeneous platform plan as textbook
     conservative backfilling does, by counts alone. Built at each decision from the running jobs
-    and the kept reservations (`holds`).
+    (their releases summed per estimated end, kept between decisions: `conskeep.Releases`) and
+    the kept reservations (`holds`).
     """
 
-    def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any]) -> None:
+    flat_mem = True  # tests: off builds every memory profile as a matrix
+
+    def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any], kept: bool = True) -> None:
         now = twin.now
         order = end_order(twin)
         self.bounded = not order.unbounded_mem
         self.group_of, self.members = cache.groups(ranked)
         est = order.est
         running = twin.running
-        ends = {max(now, est[j]) for j in running}
+        # the running jobs' cores summed per estimated end, kept between decisions (`conskeep`);
+        # None when one holds memory (or `kept` is off: tests build it both ways)
+        rel = cache.releases(twin, est) if kept else None
+        ends = {max(now, e) for e in rel.by_end} if rel is not None else {max(now, est[j]) for j in running}
         # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
         # row of their own after it (they hold their cores until they really end); the kept
         # reservations (`holds`: start, end, then `_vec`'s arrays) are held here in one go
@@ -52,7 +61,11 @@ class Profile:
         m = len(self.times)
         cores = np.zeros((m, len(self.members)), dtype=np.int64)
         cores[0] = cache.free_by_group(twin)
-        mem = np.zeros((m, len(twin.nodes))) if self.bounded else None
+        # memory per node is flat (every row what is free now) while no running job and no hold
+        # has any: then it is kept as that one row (`mem_row`) and made a matrix on the first hold
+        # that has memory (`hold`), the same floats a full build gives
+        flat = self.bounded and self.flat_mem and not any(len(h[4]) for h in holds)
+        mem = np.zeros((m, len(twin.nodes))) if self.bounded and not flat else None
         # every release and hold as (row, column, amount), added in one call each: np.add.at adds
         # in index order, the order the per-part loop it replaces used (so every float is the same)
         rc: list[int] = []
@@ -61,7 +74,13 @@ class Profile:
         rm: list[int] = []
         nm: list[int] = []
         vm: list[float] = []
-        for job in running:
+        if rel is not None:
+            rows, vecs, over = rel.rows(now, row)
+            if vecs:
+                cores[rows] = vecs  # one row per estimated end after now
+            if over is not None:
+                cores[row[now]] += over
+        for job in running if rel is None else ():
             i = row[max(now, est[job])]
             gs, ks, nodes, ms = cache.flat(job, group_of)
             rc.extend([i] * len(gs))
@@ -71,10 +90,20 @@ class Profile:
                 rm.extend([i] * len(ms))
                 nm.extend(nodes)
                 vm.extend(ms)
-        if mem is not None:
-            mem[0] = [n.mem_free for n in twin.nodes]
+        if flat and rm:
+            flat = False
+            mem = np.zeros((m, len(twin.nodes)))
         self.free_now = cores[0].copy()  # each group's free cores now (before reservations)
-        self.mem_now = mem[0].copy() if mem is not None else None
+        self.mem_row: Any = None  # with `mem` None but bounded: every row of the memory profile
+        if self.bounded:
+            row0 = cache.mem_by_node(twin)
+            if mem is not None:
+                mem[0] = row0
+            else:
+                self.mem_row = row0
+            self.mem_now = row0.copy()
+        else:
+            self.mem_now = None
         if holds:
             a = [0 if h[0] <= now else row[h[0]] for h in holds]
             b = [row[h[1]] for h in holds]
@@ -102,30 +131,49 @@ class Profile:
         self._times: Any = None                # `times` as an array, made when asked
 
     def candidates(self, size: int, duration: float, before: int,
-                   own: tuple[int, int] | None = None) -> tuple[Any, Any, Any]:
-        """The rows before `before` where a job of `size` cores could start for `duration`,
-        counting all groups together (a necessary condition, vectorised; each is then checked
-        per group); the end (exclusive) of each row's window; and for the other rows before
-        `before`, the free cores of a short step in their window (the most they offer), else -1.
-        `own`: rows [a, b) counted with `size` more (the job's own reservation, still held)."""
+                   own: tuple[int, int, Any] | None = None) -> tuple[Any, Any, Any]:
+        """The rows before `before` where a job of `size` cores could start for `duration`: first
+        counting all groups together, then, from `SAMPLE_FROM` rows on, each group's least over
+        three steps of the window (`sampled`); both are necessary conditions, vectorised, and
+        each row left is then counted per group over its whole window (`counts`). Also the end
+        (exclusive) of each row's window, and for the rows ruled out, an upper bound on the free
+        cores a start there offers (the total of a short step, or the sampled count), else -1.
+        `own`: rows [a, b) counted with the job's own reservation (`_vec`'s arrays) given back."""
         times = self._times
         if times is None:
             times = self._times = np.array(self.times)
         m = len(times)
-        rows = np.arange(m)
-        ends = np.maximum(np.searchsorted(times, times + duration, side="left"), rows + 1)
+        global _ROWS
+        if len(_ROWS) <= m:
+            _ROWS = np.arange(2 * m + 1)
+        # the windows of the rows before `before` only: no later row is a candidate
+        ends = np.maximum(np.searchsorted(times, times[:before] + duration, side="left"), _ROWS[1:before + 1])
         totals = self.totals
         if own is not None:
             totals = totals.copy()
             totals[own[0]:own[1]] += size
-        bad = np.where(totals < size, rows, m)
-        next_bad = np.minimum.accumulate(bad[::-1])[::-1]  # the first short row at or after each
-        ok = next_bad[:before] >= ends[:before]
-        short = np.where(ok, -1, totals[np.minimum(next_bad[:before], m - 1)])
-        return np.flatnonzero(ok), ends, short
+        bad = np.where(totals < size, _ROWS[:m], m)
+        next_bad = np.minimum.accumulate(bad[::-1])[::-1][:before]  # the first short row at or after each
+        ok = next_bad >= ends
+        short = np.where(ok, -1, totals[np.minimum(next_bad, m - 1)])
+        rows = np.flatnonzero(ok)
+        if len(rows) >= SAMPLE_FROM:
+            if own is not None:  # given back while sampling, held again after
+                dense = np.zeros(self.cores.shape[1], dtype=np.int64)
+                dense[own[2][0]] = own[2][1]
+                self.cores[own[0]:own[1]] += dense
+                bound = self.sampled(rows, ends)
+                self.cores[own[0]:own[1]] -= dense
+            else:
+                bound = self.sampled(rows, ends)
+            low = bound < size
+            if low.any():
+                short[rows[low]] = bound[low]
+                rows = rows[~low]
+        return rows, ends, short
 
     def counts(self, rows: list[int], ends: Any) -> Iterator[tuple[int, int, int, Any]]:
-        """Each candidate row of `rows` (ascending, `ends` their windows' ends) with its window's
+        """Each row of `rows` (ascending candidates, `ends` their windows' ends) with its window's
         end, the free cores per group over the window summed, and those per group (or None).
 
         A row's window ends no earlier than an earlier row's, so every candidate up to the last
@@ -150,6 +198,16 @@ class Profile:
             for r, j, n in zip(rows[k:k2], e.tolist(), sums.tolist()):
                 yield r, j, n, None
             k = k2
+
+    def sampled(self, rows: Any, ends: Any) -> Any:
+        """For each row of `rows`, the free cores per group summed, each group's least taken over
+        only the first, middle and last step of the row's window: never fewer than the count over
+        the whole window, so a row where this is short of a job is short (most are, on groups)."""
+        cores = self.cores
+        last = ends[rows] - 1
+        low = np.minimum(cores[rows], cores[last])
+        np.minimum(low, cores[(rows + last) >> 1], out=low)
+        return add(low, axis=1)
 
     def most_before(self, before: int) -> int:
         """The most free cores (all groups together) at any step before row `before`."""
@@ -183,10 +241,28 @@ class Profile:
         start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
         end = self.split(t1)
         gs, ks, nodes, memk = vec
-        self.cores[start:end, gs] -= sign * ks  # groups, and nodes, appear once in a vec
+        # a whole-row update with the cores as a dense row costs a third of a fancy-indexed one
+        dense = np.zeros(self.cores.shape[1], dtype=np.int64)
+        dense[gs] = ks  # groups, and nodes, appear once in a vec
+        if sign > 0:
+            self.cores[start:end] -= dense
+        else:
+            self.cores[start:end] += dense
         self.totals[start:end] -= sign * size
+        if len(nodes) and self.mem is None and self.mem_row is not None:
+            self.mem = np.tile(self.mem_row, (len(self.times), 1))  # flat until now: made a matrix
+            self.mem_row = None
         if self.mem is not None and len(nodes):
             self.mem[start:end, nodes] -= sign * memk
+
+    def mem_cap(self, i: int, j: int) -> Any:
+        """Each node's least free memory over rows [i, j) (None when memory is no limit)."""
+        return self.mem[i:j].min(axis=0) if self.mem is not None else self.mem_row
+
+    def mem_short(self) -> bool:
+        """Whether some node's memory is over-held at some step (beyond the float residue)."""
+        mem = self.mem if self.mem is not None else self.mem_row
+        return mem is not None and bool((mem < -1e-6).any())
 
     def limits(self, cap: Any) -> dict[int, int]:
         """Per-processor caps for a job starting now: each group's cap, given to its processors'

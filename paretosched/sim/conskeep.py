@@ -1,0 +1,118 @@
+"""What conservative backfilling's group profile keeps between decisions: the running jobs' cores
+per processor group, summed per estimated end (`Releases`); and the checks tests run against fresh
+counts at each decision.
+
+A profile (`consprofile.Profile`) adds, at the row of each running job's estimated end, the cores
+that job gives back. Walking every part of every running job at each decision was the largest
+part of building it; the sums per estimated end change only when a job begins, ends or is re-timed,
+and the twin marks each such job (`Twin.job_watchers`), so only those are re-filed here. Cores are
+integers, so the sums are the same in any order; memory is floats, where the order of the sum
+matters, so a profile with a running job that holds memory is still built part by part (and that
+case is counted here: `with_mem`). A profile from these sums is the same, row for row, as one
+built fresh. (Keeping the reservations' sums per time too was tried: 1.2% fewer instructions.)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from paretosched.sim.twin import Twin
+
+
+class Releases:
+    """Running jobs' cores per group summed per estimated end, kept from the twin's job marks."""
+
+    def __init__(self, twin: Twin, group_of: list[int], n_groups: int) -> None:
+        self.group_of = group_of
+        self.n_groups = n_groups
+        self.marks: dict[Any, None] = dict.fromkeys(twin.running)  # every running job to file
+        twin.job_watchers.append(self.marks)
+        self.by_end: dict[float, list[Any]] = {}            # estimated end -> [cores per group, jobs]
+        self.of_job: dict[Any, tuple[float, Any]] = {}      # running job -> (its key, its cores)
+        self.with_mem = 0                                   # running jobs filed that hold memory
+
+    def close(self, twin: Twin) -> None:
+        """Stop following the twin's marks (the groups were made anew)."""
+        watchers = twin.job_watchers  # by identity: another watcher's marks may be equal to these
+        del watchers[next(i for i, w in enumerate(watchers) if w is self.marks)]
+
+    def sync(self, twin: Twin, est: dict[Any, float]) -> None:
+        """Re-file the jobs marked since the last call: out of their old end, in at their estimate
+        now (`est`: the running jobs' raw estimated ends) if they still run."""
+        marks = self.marks
+        if not marks:
+            return
+        by_end, of_job, running = self.by_end, self.of_job, twin.running
+        for job in marks:
+            old = of_job.pop(job, None)
+            if old is not None:
+                entry = by_end[old[0]]
+                if entry[1] == 1:
+                    del by_end[old[0]]
+                else:
+                    entry[0] = entry[0] - old[1]
+                    entry[1] -= 1
+                if job.mem > 0:
+                    self.with_mem -= 1
+            if job in running:
+                e = est[job]
+                vec = self._cores(job)
+                of_job[job] = (e, vec)
+                entry = by_end.get(e)
+                if entry is None:
+                    by_end[e] = [vec, 1]
+                else:
+                    entry[0] = entry[0] + vec
+                    entry[1] += 1
+                if job.mem > 0:
+                    self.with_mem += 1
+        marks.clear()
+
+    def _cores(self, job: Any) -> Any:
+        group_of = self.group_of
+        vec = np.zeros(self.n_groups, dtype=np.int64)
+        for g in job.groups:
+            vec[group_of[g.proc.idx]] += len(g.cores)
+        return vec
+
+    def rows(self, now: float, row: dict[float, int]) -> tuple[list[int], list[Any], Any]:
+        """(rows, cores per group) of the ends after `now`, each end its own row in `row`, and the
+        cores of the jobs past their estimate (released in the row at `now`), or None."""
+        rows, vecs, over = [], [], None
+        for e, (vec, _) in self.by_end.items():
+            if e > now:
+                rows.append(row[e])
+                vecs.append(vec)
+            else:
+                over = vec if over is None else over + vec
+        return rows, vecs, over
+
+    def verify(self, twin: Twin, est: dict[Any, float]) -> None:
+        """Check the sums kept against a fresh count from every running job (tests)."""
+        fresh: dict[float, Any] = {}
+        for job in twin.running:
+            e = est[job]
+            fresh[e] = fresh.get(e, 0) + self._cores(job)
+        if set(fresh) != set(self.by_end) or any(not np.array_equal(fresh[e], self.by_end[e][0]) for e in fresh):
+            raise AssertionError("conservative: kept releases per estimated end differ from a count")
+
+
+def verify_free(twin: Twin, prof: Any) -> None:
+    """Check the free cores per group kept from the twin's marks against a fresh count (tests)."""
+    fresh = [0] * len(prof.members)
+    for p in twin.procs:
+        fresh[prof.group_of[p.idx]] += len(p.free)
+    if fresh != prof.free_now.tolist():
+        raise AssertionError("conservative: kept free cores per group differ from a count")
+    if prof.mem_now is not None and [n.mem_free for n in twin.nodes] != prof.mem_now.tolist():
+        raise AssertionError("conservative: kept free memory per node differs from the nodes'")
+
+
+def verify_profile(prof: Any, fresh: Any) -> None:
+    """Check a profile built from the kept releases against one built part by part (tests)."""
+    same = prof.times == fresh.times and np.array_equal(prof.cores, fresh.cores)
+    if not same or not np.array_equal(prof.totals, fresh.totals):
+        raise AssertionError("conservative: the profile from kept releases differs from a fresh build")
