@@ -464,6 +464,8 @@ def main(argv: list[str] | None = None) -> int:
                 cpu[m].append(round(spent, 3))
                 print(f"rep {rep} {m}: {len(events)} evaluations, {spent:.1f} CPU s, re-checked HV {hv[m][-1]:.6g} "
                       f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+        if args.json:  # the repetitions finished so far, so a long invocation stopped midway loses none
+            write_json(args.problem, args.budget, hv, cpu, args.json)
 
     print(f"\n{args.problem}, budget {args.budget} evaluation-equivalents ({args.budget * (unit or 0):.1f} CPU s), "
           f"repetitions {args.first_rep}-{args.first_rep + args.reps - 1}")
@@ -486,9 +488,15 @@ def report(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str,
         print("x to win: a method scoring that multiple of the peer's HV in every repetition would have "
               "p < 0.10 against it")
     if out:
-        Path(out).write_text(json.dumps({"problem": problem, "budget": budget,
-                                         "methods": {m: {"hv": hv[m], "cpu_s": cpu[m]} for m in hv},
-                                         "p_values": pv}, indent=1))
+        write_json(problem, budget, hv, cpu, out)
+
+
+def write_json(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str, list[float]], out: str) -> None:
+    pv = p_values(hv) if "paretosched" in hv else {}
+    tmp = Path(out + ".tmp")
+    tmp.write_text(json.dumps({"problem": problem, "budget": budget,
+                               "methods": {m: {"hv": hv[m], "cpu_s": cpu[m]} for m in hv}, "p_values": pv}, indent=1))
+    tmp.replace(out)  # whole or not at all
 
 
 def merge(files: list[str], out: str | None) -> int:

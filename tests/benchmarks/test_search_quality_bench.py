@@ -94,3 +94,24 @@ def test_prefix_screening_runs_are_charged_and_never_on_the_front(sq, tmp_path: 
     assert len(led.events) == len(rows) and any(r.kind == "screen" for r in rows)
     for e, r in zip(led.events, rows):
         assert (e.F is None) == (r.kind != "search")  # screen rows cost, but are no trade-off
+
+
+def test_the_json_holds_each_finished_repetition(sq, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # a long invocation stopped in its second repetition keeps the first one's figures
+    monkeypatch.delenv("PARETOSCHED_EVALUATORS", raising=False)
+    real, calls = sq.run_random, []
+
+    def second_fails(*a, **k):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(sq, "run_random", second_fails)
+    out = tmp_path / "q.json"
+    with pytest.raises(KeyboardInterrupt):
+        sq.main(["--problem", "classic", "--trace", "builtin:hpc2n-3k.swf.gz", "--first-job", "0", "--n-jobs", "40",
+                 "--budget", "4", "--reps", "2", "--recheck", "1", "--unit-cpu", "0.01", "--methods", "random",
+                 "--out", str(tmp_path / "work"), "--json", str(out)])
+    data = json.loads(out.read_text())
+    assert len(data["methods"]["random"]["hv"]) == 1 and math.isfinite(data["methods"]["random"]["hv"][0])
