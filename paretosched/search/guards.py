@@ -55,13 +55,20 @@ def evaluator_id(fn: Any) -> str | None:
     return None if ref == TWIN_EVALUATOR else ref
 
 
+def _screening_runs(study: Any) -> tuple[int, float]:
+    """(screening runs per offspring kept, each one's share of an evaluation); (0, 0.0) without
+    screening runs (no screening, or the forest's, which simulates nothing)."""
+    scr = getattr(study, "screening", None)
+    share = scr.budget_share if scr is not None else 0.0
+    return (scr.factor, share) if share else (0, 0.0)
+
+
 def _runs(study: Any) -> tuple[float, float] | None:
     """(genomes run in full, prefix-screening runs) of the whole search at most, per seed; None
     when only wall time bounds it."""
     alg, b = study.algorithm, study.budget
     off = alg.n_offsprings or alg.pop_size
-    scr = getattr(study, "screening", None)
-    k, share = (scr.factor, scr.prefix) if scr is not None and scr.by == "prefix" else (0, 0.0)
+    k, share = _screening_runs(study)
     runs: tuple[float, float] | None = None
     if b.evaluations is not None:
         # after generation 0, each offspring kept costs 1 + k x share evaluations (screening.room),
@@ -78,8 +85,7 @@ def simulations(study: Any) -> tuple[int | None, int]:
     """(simulations of the whole search or None when only wall time bounds it, per generation)."""
     alg = study.algorithm
     n_seeds = len(study.seeds) if isinstance(study.seeds, list) else int(study.seeds)
-    scr = getattr(study, "screening", None)
-    k = scr.factor if scr is not None and scr.by == "prefix" else 0
+    k = _screening_runs(study)[0]
     per_gen = max(alg.pop_size, (alg.n_offsprings or alg.pop_size) * (1 + k)) * n_seeds
     runs = _runs(study)
     return (None if runs is None else int(runs[0] + runs[1] + 1e-9) * n_seeds), per_gen
@@ -109,10 +115,9 @@ def check_cost(study: Any, src: str) -> str:
             top = total + last * extra if study.budget.evaluations is not None else total + full * extra
             limit = f"{total} to {top} simulations"
         more = f" (resampling: genomes near the front up to {spec.max_seeds} seeds)"
-    scr = getattr(study, "screening", None)
-    if scr is not None and scr.by == "prefix":  # inside an evaluations budget (each counted as `prefix`)
-        more += (f" (screening: {scr.factor} x the offspring of each generation also run on the first "
-                 f"{scr.prefix:.0%} of the jobs)")
+    k, share = _screening_runs(study)
+    if k:  # inside an evaluations budget, each counted as its share
+        more += f" (screening: {k} x the offspring of each generation also run on the first {share:.0%} of the jobs)"
     rc = study.recheck if isinstance(study.recheck, list) else []
     recheck = (f", then the re-check: {len(rc)} seed(s) x (front points + {len(study.baselines)} baseline(s))"
                if rc else "")

@@ -74,16 +74,16 @@ class Screener:
         runs nothing)."""
         ok = [i for i in search_ids if ledger.ok(i)]
         F = np.array([ledger.objective_vector(i, self.signs) for i in ok])
-        self.n_keep = n_keep
-        return self.select(pop, [ledger.rows[i].x for i in ok], F), 0, None
+        return self.select(pop, [ledger.rows[i].x for i in ok], F, n_keep), 0, None
 
-    def select(self, pop: Population, xs: list[dict[str, Any]], F: np.ndarray) -> Population:
-        """`n_keep` of the candidates `pop`, given the log's successful genomes `xs` and their
-        minimised objectives `F`."""
-        if len(pop) <= self.n_keep:
+    def select(self, pop: Population, xs: list[dict[str, Any]], F: np.ndarray, n_keep: int | None = None) -> Population:
+        """`n_keep` (default: the constructor's) of the candidates `pop`, given the log's
+        successful genomes `xs` and their minimised objectives `F`."""
+        n_keep = self.n_keep if n_keep is None else n_keep
+        if len(pop) <= n_keep:
             return pop
         if len(xs) < self.spec.min_log:
-            return pop[:self.n_keep]  # the candidates are i.i.d. offspring: the first n are a fair draw
+            return pop[:n_keep]  # the candidates are i.i.d. offspring: the first n are a fair draw
         from pymoo.core.problem import Problem
         from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
         from sklearn.ensemble import RandomForestRegressor
@@ -95,6 +95,6 @@ class Screener:
         per_tree = np.stack([t.predict(cand) for t in forest.estimators_])
         guess = per_tree.mean(axis=0) - self.spec.explore * per_tree.std(axis=0)
         trial = Population.new(X=np.arange(len(pop)).reshape(-1, 1), F=guess)
-        kept = RankAndCrowding().do(Problem(n_var=1, n_obj=F.shape[1]), trial, n_survive=self.n_keep,
+        kept = RankAndCrowding().do(Problem(n_var=1, n_obj=F.shape[1]), trial, n_survive=n_keep,
                                     random_state=np.random.default_rng(self.seed))
         return pop[sorted(int(i) for i in kept.get("X")[:, 0])]

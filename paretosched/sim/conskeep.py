@@ -90,15 +90,6 @@ class Releases:
                 over = vec if over is None else over + vec
         return rows, vecs, over
 
-    def verify(self, twin: Twin, est: dict[Any, float]) -> None:
-        """Check the sums kept against a fresh count from every running job (tests)."""
-        fresh: dict[float, Any] = {}
-        for job in twin.running:
-            e = est[job]
-            fresh[e] = fresh.get(e, 0) + self._cores(job)
-        if set(fresh) != set(self.by_end) or any(not np.array_equal(fresh[e], self.by_end[e][0]) for e in fresh):
-            raise AssertionError("conservative: kept releases per estimated end differ from a count")
-
 
 def verify_free(twin: Twin, prof: Any) -> None:
     """Check the free cores per group kept from the twin's marks against a fresh count (tests)."""
