@@ -117,10 +117,16 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                         _verify_stuck(prof, job, old, before, slowest)
                     continue  # no start before its slot had its cores, and too few were given back since
                 # its own reservation counted as free (what giving it back would make the totals)
-                found = prof.candidates(size, job.req_ops / slowest, before,
-                                        (before, bisect_left(prof.times, t1, lo=before), old[2:4]))
-                if not len(found[0]):
-                    stuck[job] = (len(plan.given), int(found[2].max()))
+                own = (before, bisect_left(prof.times, t1, lo=before), old[2:4])
+                most, first, below = prof.core_bound(size, job.req_ops / slowest, before, own)
+                if most < size:
+                    stuck[job] = (len(plan.given), most)
+                    if cache.verify:
+                        _verify_stuck(prof, job, old, before, slowest)
+                    continue  # every start before its slot spans a stretch without its cores
+                found = prof.candidates(size, job.req_ops / slowest, before, own, first, below)
+                if not found[0]:
+                    stuck[job] = (len(plan.given), max(found[2]))
                     continue  # no start before its slot has the cores (all groups together, or sampled)
             vec = old[2:6]
             if t0 >= now:
@@ -140,8 +146,20 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 continue
         placed = -1  # the row it was placed at
         most = -1    # the most free cores (all groups) any start before it offers, counted per group
-        rows, ends, short = found if found is not None else prof.candidates(size, longest, before)
-        for i, j, n, cap in prof.counts(rows.tolist(), ends):
+        if found is not None:
+            rows, ends, short = found
+            slots = prof.counts(rows, ends)
+        else:
+            short = [-1] * len(prof.times)
+            start = 0
+            if broken and old is not None and old[0] > now:
+                # placed afresh: a start before its old slot (its own cores given back) first
+                # needs a stretch that every such start spans to have the cores (mostly none has)
+                start = bisect_left(prof.times, old[0])
+                bound, first, below = prof.core_bound(size, longest, start, None)
+                start, most = (start, bound) if bound < size else (first, below)
+            slots = prof.earliest(size, longest, short, start)
+        for i, j, n, cap in slots:
             if n < size:
                 if n > most:
                     most = n
@@ -178,7 +196,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         elif job in res:
             limit = placed if placed > 0 else before
             if limit:
-                most = max(most, int(short[:limit].max()))
+                most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
     wake(twin, plan)
 

@@ -9,7 +9,8 @@ least free cores over every window at once (`counts`).
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
+from ctypes import memmove
 from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 least = np.minimum.reduce
 add = np.add.reduce
-_ROWS = np.arange(1 << 12)  # row numbers, sliced rather than made per search (grown when short)
 # from this many candidate rows a search first rules rows out by a sampled bound (`sampled`)
 SAMPLE_FROM = 3
 
@@ -125,54 +125,165 @@ class Profile:
                 np.add.at(cores, (rc, gc), kc)
             if mem is not None and rm:
                 np.add.at(mem, (rm, nm), vm)
-        self.cores = np.cumsum(cores, axis=0)
+        # the steps live in a buffer with room below them, so a split moves the rows after it
+        # down in place (`split`) instead of copying the whole matrix anew
+        buf = self._buf = np.empty((2 * m + 16, cores.shape[1]), dtype=np.int64)
+        self._at = buf.ctypes.data
+        self.cores = np.cumsum(cores, axis=0, out=buf[:m])
         self.mem = np.cumsum(mem, axis=0) if mem is not None else None
-        self.totals = add(self.cores, axis=1)  # all groups' free cores per row
-        self._times: Any = None                # `times` as an array, made when asked
+        self.totals: list[int] = add(self.cores, axis=1).tolist()  # all groups' free cores per row
 
-    def candidates(self, size: int, duration: float, before: int,
-                   own: tuple[int, int, Any] | None = None) -> tuple[Any, Any, Any]:
+    def candidates(self, size: int, duration: float, before: int, own: tuple[int, int, Any] | None = None,
+                   start: int = 0, below: int = -1) -> tuple[list[int], list[int], list[int]]:
         """The rows before `before` where a job of `size` cores could start for `duration`: first
         counting all groups together, then, from `SAMPLE_FROM` rows on, each group's least over
-        three steps of the window (`sampled`); both are necessary conditions, vectorised, and
-        each row left is then counted per group over its whole window (`counts`). Also the end
-        (exclusive) of each row's window, and for the rows ruled out, an upper bound on the free
-        cores a start there offers (the total of a short step, or the sampled count), else -1.
-        `own`: rows [a, b) counted with the job's own reservation (`_vec`'s arrays) given back."""
-        times = self._times
-        if times is None:
-            times = self._times = np.array(self.times)
+        three steps of the window (`sampled`); both are necessary conditions, and each row left is
+        then counted per group over its whole window (`counts`). Returns those rows, the end
+        (exclusive) of each one's window, and for every row before `before` an upper bound on the
+        free cores a start there offers when it was ruled out (the total of a short step, or the
+        sampled count), else -1. `own`: rows [a, b) counted with the job's own reservation
+        (`_vec`'s arrays) given back. Rows before `start` are known to be short, each with at most
+        `below` cores (`core_bound`).
+
+        The totals are one number per row, so they are scanned in plain Python: on the few dozen
+        rows a profile has, a dozen numpy calls cost more than the loop. A row is a candidate when
+        the first short row at or after it (`nb`) lies at or past its window's end, i.e. when
+        `times[nb] >= times[i] + duration`: no window end is searched for the rows ruled out."""
+        times, totals = self.times, self.totals
         m = len(times)
-        global _ROWS
-        if len(_ROWS) <= m:
-            _ROWS = np.arange(2 * m + 1)
-        # the windows of the rows before `before` only: no later row is a candidate
-        ends = np.maximum(np.searchsorted(times, times[:before] + duration, side="left"), _ROWS[1:before + 1])
-        totals = self.totals
-        if own is not None:
-            totals = totals.copy()
-            totals[own[0]:own[1]] += size
-        bad = np.where(totals < size, _ROWS[:m], m)
-        next_bad = np.minimum.accumulate(bad[::-1])[::-1][:before]  # the first short row at or after each
-        ok = next_bad >= ends
-        short = np.where(ok, -1, totals[np.minimum(next_bad, m - 1)])
-        rows = np.flatnonzero(ok)
+        a, b = (own[0], own[1]) if own is not None else (0, 0)
+        # the first short row at or after `before`; a row whose time is past every window's end
+        # stands for it too (every window ends before it: no row is ruled out by what follows)
+        nb = before
+        if before:
+            reach = times[before - 1] + duration
+            while nb < m and times[nb] < reach and totals[nb] + (size if a <= nb < b else 0) >= size:
+                nb += 1
+        short = [below] * start + [-1] * (before - start)
+        rows = []
+        for i in range(before - 1, start - 1, -1):
+            n = totals[i] + (size if a <= i < b else 0)
+            if n < size:
+                short[i] = n
+                nb = i
+            elif nb < m and times[nb] < times[i] + duration:
+                short[i] = totals[nb] + (size if a <= nb < b else 0)
+            else:
+                rows.append(i)
+        rows.reverse()
+        ends = []
+        j = 0
+        for i in rows:  # windows' ends only for the rows left (both ascend)
+            t = times[i] + duration
+            if j <= i:
+                j = i + 1
+            while j < m and times[j] < t:
+                j += 1
+            ends.append(j)
         if len(rows) >= SAMPLE_FROM:
             if own is not None:  # given back while sampling, held again after
                 dense = np.zeros(self.cores.shape[1], dtype=np.int64)
                 dense[own[2][0]] = own[2][1]
-                self.cores[own[0]:own[1]] += dense
+                self.cores[a:b] += dense
                 bound = self.sampled(rows, ends)
-                self.cores[own[0]:own[1]] -= dense
+                self.cores[a:b] -= dense
             else:
                 bound = self.sampled(rows, ends)
-            low = bound < size
-            if low.any():
-                short[rows[low]] = bound[low]
-                rows = rows[~low]
+            keep = []
+            kends = []
+            for i, e, n in zip(rows, ends, bound):
+                if n < size:
+                    short[i] = n
+                else:
+                    keep.append(i)
+                    kends.append(e)
+            rows, ends = keep, kends
         return rows, ends, short
 
-    def counts(self, rows: list[int], ends: Any) -> Iterator[tuple[int, int, int, Any]]:
+    def core_bound(self, size: int, duration: float, before: int,
+                   own: tuple[int, int, Any] | None) -> tuple[int, int, int]:
+        """Upper bounds on the free cores (all groups) the starts before row `before` offer for
+        `duration`, with the job's own reservation (`own`, as in `candidates`) given back: the rows
+        are cut into runs whose windows all span a common stretch of rows (from the run's last row
+        to its first row's window end), and a start in a run has at most the free cores of that
+        stretch, each group's least over it summed. Stops at the first run whose stretch has
+        `size` cores. Returns (a bound for every row before `before`, the first row of that run or
+        `before`, a bound for the rows before it or -1 if none): a numpy call or two per run,
+        where `candidates` costs a scan and a sampled count per row, and most jobs that cannot
+        move are ruled out here."""
+        times = self.times
+        cores = self.cores
+        a, b, vec = own if own is not None else (before, before, None)
+        dense = None
+        most = -1
+        p = 0
+        while p < before:
+            e = bisect_left(times, times[p] + duration, lo=p + 1)
+            q = e if e < before else before
+            if a < b and e > a and dense is None:  # the stretch reaches the own reservation: given back
+                dense = np.zeros(cores.shape[1], dtype=np.int64)
+                dense[vec[0]] = vec[1]
+                cores[a:b] += dense
+            n = int(add(least(cores[q - 1:e], axis=0)))
+            if n >= size:
+                if dense is not None:
+                    cores[a:b] -= dense
+                return n, p, most
+            if n > most:
+                most = n
+            p = q
+        if dense is not None:
+            cores[a:b] -= dense
+        return most, before, most
+
+    def earliest(self, size: int, duration: float, short: list[int],
+                 start: int = 0) -> Iterator[tuple[int, int, int, Any]]:
+        """`counts` of every row from `start` on where a job of `size` cores could start for
+        `duration`, earliest first, found lazily: the rows are scanned forward on their totals, and those left are
+        sampled and counted a few at a time (most jobs start at one of the first few), while
+        `short` (a list as long as the profile) gets the bound `candidates` gives each row ruled
+        out. Do not resume it after the profile changed."""
+        times, totals = self.times, self.totals
+        m = len(times)
+        nb = 0  # past the rows known to have the cores, up to the first short one or a window's end
+        rows: list[int] = []
+        chunk = 4
+        for i in range(start, m):
+            n = totals[i]
+            if n < size:
+                short[i] = n
+                continue
+            t = times[i] + duration
+            if nb <= i:
+                nb = i + 1
+            while nb < m and times[nb] < t and totals[nb] >= size:
+                nb += 1
+            if nb < m and times[nb] < t:
+                short[i] = totals[nb]
+                continue
+            rows.append(i)
+            rows.append(nb)  # (then `nb` is the window's end: every row between is before it)
+            if len(rows) >= chunk:
+                yield from self._sift(size, rows[::2], rows[1::2], short)
+                rows = []
+                chunk *= 2
+        if rows:
+            yield from self._sift(size, rows[::2], rows[1::2], short)
+
+    def _sift(self, size: int, rows: list[int], ends: list[int], short: list[int]) -> Iterator[tuple[int, int, int, Any]]:
+        if len(rows) >= SAMPLE_FROM:
+            keep = []
+            kends = []
+            for i, e, n in zip(rows, ends, self.sampled(rows, ends)):
+                if n < size:
+                    short[i] = n
+                else:
+                    keep.append(i)
+                    kends.append(e)
+            rows, ends = keep, kends
+        return self.counts(rows, ends)
+
+    def counts(self, rows: list[int], ends: list[int]) -> Iterator[tuple[int, int, int, Any]]:
         """Each row of `rows` (ascending candidates, `ends` their windows' ends) with its window's
         end, the free cores per group over the window summed, and those per group (or None).
 
@@ -183,7 +294,7 @@ class Profile:
         k, m = 0, len(rows)
         while k < m:
             i = rows[k]
-            a = int(ends[i]) - 1
+            a = ends[k] - 1
             k2 = bisect_right(rows, a, k)
             if k2 - k < 12:  # below this, row by row costs fewer numpy calls
                 cap = least(cores[i:a + 1], axis=0)
@@ -191,27 +302,28 @@ class Profile:
                 k += 1
                 continue
             run = np.array(rows[k:k2])
-            e = ends[run]
+            e = np.array(ends[k:k2])
             back = np.minimum.accumulate(cores[i:a + 1][::-1], axis=0)
             fwd = np.minimum.accumulate(cores[a:int(e[-1])], axis=0)
             sums = add(np.minimum(back[a - run], fwd[e - 1 - a]), axis=1)
-            for r, j, n in zip(rows[k:k2], e.tolist(), sums.tolist()):
+            for r, j, n in zip(rows[k:k2], ends[k:k2], sums.tolist()):
                 yield r, j, n, None
             k = k2
 
-    def sampled(self, rows: Any, ends: Any) -> Any:
+    def sampled(self, rows: list[int], ends: list[int]) -> list[int]:
         """For each row of `rows`, the free cores per group summed, each group's least taken over
         only the first, middle and last step of the row's window: never fewer than the count over
         the whole window, so a row where this is short of a job is short (most are, on groups)."""
         cores = self.cores
-        last = ends[rows] - 1
-        low = np.minimum(cores[rows], cores[last])
-        np.minimum(low, cores[(rows + last) >> 1], out=low)
-        return add(low, axis=1)
+        first = np.array(rows)
+        last = np.array(ends) - 1
+        low = np.minimum(cores[first], cores[last])
+        np.minimum(low, cores[(first + last) >> 1], out=low)
+        return add(low, axis=1).tolist()
 
     def most_before(self, before: int) -> int:
         """The most free cores (all groups together) at any step before row `before`."""
-        return int(self.totals[:before].max()) if before else -1
+        return max(self.totals[:before]) if before else -1
 
     def window(self, i: int, duration: float) -> int:
         """The end (exclusive) of the rows a job starting at row `i` for `duration` spans."""
@@ -223,12 +335,20 @@ class Profile:
         i = bisect_left(times, t)
         if i < len(times) and times[i] == t:
             return i
-        insort(times, t)
-        self._times = None
-        c = self.cores
-        self.cores = np.concatenate((c[:i], c[i - 1:i], c[i:]))
+        times.insert(i, t)
+        m = len(times) - 1  # the rows before this split
+        buf = self._buf
+        if m == len(buf):
+            buf = self._buf = np.concatenate((buf, np.empty_like(buf)))
+            self._at = buf.ctypes.data
+        # rows i.. one down, by one memmove: numpy copies an overlapping shift through a temporary
+        # (a tenth of the instructions of copying the matrix anew with `np.concatenate`)
+        step = buf.strides[0]
+        memmove(self._at + (i + 1) * step, self._at + i * step, (m - i) * step)
+        buf[i] = buf[i - 1]
+        self.cores = buf[:m + 1]
         tot = self.totals
-        self.totals = np.concatenate((tot[:i], tot[i - 1:i], tot[i:]))
+        tot.insert(i, tot[i - 1])
         if self.mem is not None:
             mm = self.mem
             self.mem = np.concatenate((mm[:i], mm[i - 1:i], mm[i:]))
@@ -248,7 +368,10 @@ class Profile:
             self.cores[start:end] -= dense
         else:
             self.cores[start:end] += dense
-        self.totals[start:end] -= sign * size
+        tot = self.totals
+        d = sign * size
+        for r in range(start, end):
+            tot[r] -= d
         if len(nodes) and self.mem is None and self.mem_row is not None:
             self.mem = np.tile(self.mem_row, (len(self.times), 1))  # flat until now: made a matrix
             self.mem_row = None
