@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.conskeep import Releases
+from paretosched.sim.conskeep import Releases, still_fresh, verify_stuck
 from paretosched.sim.conskeep import verify_free as _verify_free
 from paretosched.sim.conskeep import verify_profile as _verify_profile
 from paretosched.sim.consplan import Plan, count_pass, hold_end, wake
@@ -87,7 +87,11 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     # (a dropped hold gives its cores back)
     plan.given.extend((now, job.size) for job, r in res.items() if r[0] < now)
     holds = [r[:6] for r in res.values() if r[0] >= now]
-    prof = Profile(twin, ranked, cache, holds)
+    kept, cache.kept = cache.kept, None
+    if kept is not None and not compress and still_fresh(kept, cache, twin, now, order.est, holds):
+        prof = kept  # nothing changed since the last decision but the time: its profile, moved on
+    else:
+        prof = Profile(twin, ranked, cache, holds)
     if cache.verify:
         _verify_free(twin, prof)
         _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
@@ -114,7 +118,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                     continue  # cannot move earlier: its reservation stays as it is
                 if plan.still_stuck(job, t0 + job.req_ops / slowest):
                     if cache.verify:
-                        _verify_stuck(prof, job, old, before, slowest)
+                        verify_stuck(prof, job, old, before, slowest)
                     continue  # no start before its slot had its cores, and too few were given back since
                 # its own reservation counted as free (what giving it back would make the totals)
                 own = (before, bisect_left(prof.times, t1, lo=before), old[2:4])
@@ -122,7 +126,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 if most < size:
                     stuck[job] = (len(plan.given), most)
                     if cache.verify:
-                        _verify_stuck(prof, job, old, before, slowest)
+                        verify_stuck(prof, job, old, before, slowest)
                     continue  # every start before its slot spans a stretch without its cores
                 found = prof.candidates(size, job.req_ops / slowest, before, own, first, below)
                 if not found[0]:
@@ -198,21 +202,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             if limit:
                 most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
+    if not broken:
+        cache.kept = prof
     wake(twin, plan)
-
-
-def _verify_stuck(prof: Profile, job: Any, old: tuple[Any, ...], before: int, slowest: float) -> None:
-    """Check, the slow way, that a job skipped as stuck has no start before its slot with enough
-    cores in its groups (tests set `_Cache.verify`)."""
-    cores = prof.cores.copy()
-    a, b = bisect_left(prof.times, old[0]), bisect_left(prof.times, old[1])
-    cores[a:b, old[2]] += old[3]  # its own reservation counts as free while it looks
-    longest = job.req_ops / slowest
-    for i in range(before):
-        n = int(cores[i:prof.window(i, longest)].min(axis=0).sum())
-        if n >= job.size:
-            raise AssertionError(f"conservative: job {job.id} skipped as stuck but {n} cores are free "
-                                 f"from {prof.times[i]} for {longest} s")
 
 
 def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, job: Any, cap: Any,
@@ -275,6 +267,7 @@ class _Cache:
         self._dirty: dict[Any, None] | None = None
         self._mem: Any = None  # each node's free memory, kept from the same marks
         self._releases: Releases | None = None  # made on first use, anew with the groups
+        self.kept: Profile | None = None  # the last decision's profile, while nothing changed since
         self._twin: Any = None
 
     def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
@@ -303,6 +296,7 @@ class _Cache:
                     res[job] = (r[0], r[1], _index_of(r[6], key_group), *r[3:])
             self._parts.clear()
             self.plan.stuck.clear()
+            self.kept = None
             self._free = None
             self._drop_releases()
         return self._groups
@@ -334,6 +328,10 @@ class _Cache:
             parts = self._parts[job] = ([group_of[g.proc.idx] for g in job.groups], [len(g.cores) for g in job.groups],
                                         [n for n, _ in mem], [m for _, m in mem])
         return parts
+
+    def quiet(self) -> bool:
+        """Whether the twin marked no processor or node since `free_by_group` last read the marks."""
+        return self._dirty is not None and not self._dirty
 
     def free_by_group(self, twin: Twin) -> list[int]:
         """Each group's free cores now, kept from the processors the twin marks as changed."""

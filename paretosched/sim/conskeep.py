@@ -14,6 +14,7 @@ built fresh. (Keeping the reservations' sums per time too was tried: 1.2% fewer 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -89,6 +90,39 @@ class Releases:
             else:
                 over = vec if over is None else over + vec
         return rows, vecs, over
+
+
+def still_fresh(prof: Any, cache: Any, twin: Twin, now: float, est: dict[Any, float],
+                 holds: list[Any]) -> bool:
+    """Whether the profile the last decision left, its first step moved to `now`, is the one a
+    build would make now (then it is moved). The caller knows that no job began, ended or was
+    re-timed since; here: no processor or node changed either (power states), memory is one row,
+    no reservation is due, no step lies before `now`, and a build's steps are these steps."""
+    times = prof.times
+    if prof.mem is not None or not cache.quiet() or (len(times) > 1 and times[1] <= now):
+        return False
+    rel = cache.releases(twin, est)
+    if rel is None or any(h[0] <= now for h in holds):
+        return False
+    steps = sorted(set(rel.by_end).union([h[1] for h in holds], [h[0] for h in holds]))
+    if steps != times[1:]:
+        return False
+    times[0] = now
+    return True
+
+
+def verify_stuck(prof: Any, job: Any, old: tuple[Any, ...], before: int, slowest: float) -> None:
+    """Check, the slow way, that a job skipped as stuck has no start before its slot with enough
+    cores in its groups (tests set `_Cache.verify`)."""
+    cores = prof.cores.copy()
+    a, b = bisect_left(prof.times, old[0]), bisect_left(prof.times, old[1])
+    cores[a:b, old[2]] += old[3]  # its own reservation counts as free while it looks
+    longest = job.req_ops / slowest
+    for i in range(before):
+        n = int(cores[i:prof.window(i, longest)].min(axis=0).sum())
+        if n >= job.size:
+            raise AssertionError(f"conservative: job {job.id} skipped as stuck but {n} cores are free "
+                                 f"from {prof.times[i]} for {longest} s")
 
 
 def verify_free(twin: Twin, prof: Any) -> None:

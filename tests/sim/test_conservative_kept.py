@@ -54,15 +54,61 @@ def test_kept_releases_give_the_fresh_profile_at_every_decision(data):
         "model": {"interference": data.draw(st.sampled_from(["thesis", "proportional", "none"]))},
         "scheduler": {"job_policy": data.draw(st.sampled_from(JOB_POLICIES)),
                       "resource_policy": data.draw(st.sampled_from(RESOURCE_POLICIES)),
-                      "backfilling": "conservative"}})
+                      "backfilling": "conservative",
+                      "power_off_idle_s": data.draw(st.sampled_from([None, 0.0, 5.0]))}})
     _checked(cfg)
 
 
-def _bundled(job_policy: str, resource_policy: str, interference: str):
+def _bundled(job_policy: str, resource_policy: str, interference: str, levers: dict | None = None):
     return config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 500},
                              "model": {"interference": interference},
                              "scheduler": {"job_policy": job_policy, "resource_policy": resource_policy,
-                                           "backfilling": "conservative"}})
+                                           "backfilling": "conservative", **(levers or {})}})
+
+
+def _count_kept(monkeypatch) -> list[bool]:
+    """Each decision's answer to whether the last decision's profile is still the one to use."""
+    asked = []
+    real = cons.still_fresh
+
+    def counting(*args):
+        asked.append(real(*args))
+        return asked[-1]
+    monkeypatch.setattr(cons, "still_fresh", counting)
+    return asked
+
+
+@pytest.mark.parametrize("levers", [None, {"power_off_idle_s": 0.0, "boot_s": 30.0}])
+def test_a_profile_kept_from_the_last_decision_equals_a_build(levers, monkeypatch):
+    # where nothing but the time changed since the last decision its profile is used again (its
+    # first step moved): checked against a fresh build at every decision, the same schedule
+    asked = _count_kept(monkeypatch)
+    assert _checked(_bundled("first", "high_gflops", "thesis", levers), no_mem=True) > 200
+    assert sum(asked) > 30
+
+
+def _always_kept(prof, cache, twin, now, est, holds):
+    # a broken test: the profile kept whenever no job began or ended, reservations due or not
+    prof.times[0] = now
+    return True
+
+
+def _kept_unmoved(prof, cache, twin, now, est, holds):
+    # a broken move: the profile kept with its first step left at the last decision's time
+    t = prof.times[0]
+    return real_still_fresh(prof, cache, twin, now, est, holds) and not prof.times.__setitem__(0, t)
+
+
+real_still_fresh = cons.still_fresh
+
+
+@pytest.mark.parametrize("broken", [_always_kept, _kept_unmoved])
+def test_the_check_catches_a_profile_kept_wrong(broken, monkeypatch):
+    monkeypatch.setattr(cons, "still_fresh", broken)
+    monkeypatch.setattr(workload, "_mem_mb", lambda raw, i: 0.0)
+    monkeypatch.setattr(cons._Cache, "verify", True)
+    with pytest.raises(AssertionError, match="differs from a fresh build"):
+        simulate(_bundled("first", "high_gflops", "thesis"))
 
 
 @pytest.mark.parametrize("pair", [("first", "high_gflops", "thesis"), ("random", "low_power", "proportional"),

@@ -59,9 +59,9 @@ def test_skips_on_a_trace_are_right_and_change_nothing(pair):
     # by a full count, and the schedule equal to the one examining every job
     cfg = _bundled(*pair)
     skips = []
-    real = cons._verify_stuck
+    real = cons.verify_stuck
     with mock.patch.object(cons._Cache, "verify", True), \
-            mock.patch.object(cons, "_verify_stuck", lambda *a: skips.append(1) or real(*a)):
+            mock.patch.object(cons, "verify_stuck", lambda *a: skips.append(1) or real(*a)):
         checked = simulate(cfg, record_jobs=True)
     with mock.patch.object(Plan, "still_stuck", lambda self, job, limit: False):
         full = simulate(cfg, record_jobs=True)
