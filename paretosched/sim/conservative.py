@@ -121,7 +121,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                         verify_stuck(prof, job, old, before, slowest)
                     continue  # no start before its slot had its cores, and too few were given back since
                 # its own reservation counted as free (what giving it back would make the totals)
-                own = (before, bisect_left(prof.times, t1, lo=before), old[2:4])
+                own = (before, bisect_left(prof.times, t1, lo=before), old[6])
                 most, first, below = prof.core_bound(size, job.req_ops / slowest, before, own)
                 if most < size:
                     stuck[job] = (len(plan.given), most)
@@ -132,7 +132,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 if not found[0]:
                     stuck[job] = (len(plan.given), max(found[2]))
                     continue  # no start before its slot has the cores (all groups together, or sampled)
-            vec = old[2:6]
+            vec = old[2:7]
             if t0 >= now:
                 prof.hold(t0, t1, vec, size, sign=-1)
         longest = job.req_ops / slowest
@@ -140,9 +140,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             # due now: it starts on the groups it was planned on, so it runs no longer than the plan
             # holds (the cores of another group could be slower, and later plans start at its end)
             j = max(bisect_left(prof.times, old[1], lo=1), 1)
-            want = np.zeros(len(prof.members), dtype=np.int64)
-            want[vec[0]] = vec[1]
-            if _start_now(twin, rsel, prof, plan, job, np.minimum(prof.cores[0:j].min(axis=0), want),
+            if _start_now(twin, rsel, prof, plan, job, np.minimum(prof.cores[0:j].min(axis=0), vec[4]),
                           prof.mem_cap(0, j)):
                 res.pop(job, None)
                 stuck.pop(job, None)
@@ -185,7 +183,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             t = prof.times[i]
             twin.note_reservation(job, t)
             t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
-            vec = _vec(take, job.mem)
+            vec = _vec(take, job.mem, len(group_node))
             res[job] = (t, t_end, *vec, [cache.keys[g] for g in vec[0].tolist()])
             prof.hold(t, t_end, vec, size, row=i)
             placed = i
@@ -228,20 +226,25 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
             prof.mem_now[p.node.idx] -= k * job.mem
     t_end = hold_end(twin.now, duration)
     plan.release[job] = t_end
-    prof.hold(twin.now, t_end, _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem), job.size)
+    prof.hold(twin.now, t_end, _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem, len(prof.members)),
+              job.size)
     return True
 
 
-def _vec(parts: list[tuple[int, Any, int]], mem: float) -> tuple[Any, Any, Any, Any]:
-    """(groups, cores, nodes, memory) arrays of (group, node, cores) triples, each group and node once."""
+def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[Any, Any, Any, Any, Any]:
+    """(groups, cores, nodes, memory) arrays of (group, node, cores) triples, each group and node
+    once, and the cores as a row of all `n_groups` groups (what a profile adds and takes)."""
     by_group: dict[int, int] = {}
     by_node: dict[int, float] = {}
     for g, node, k in parts:
         by_group[g] = by_group.get(g, 0) + k
         if mem > 0 and node.mem_cap < math.inf:
             by_node[node.idx] = by_node.get(node.idx, 0.0) + k * mem
-    return (np.fromiter(by_group, np.int64, len(by_group)), np.fromiter(by_group.values(), np.int64, len(by_group)),
-            np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)))
+    gs = np.fromiter(by_group, np.int64, len(by_group))
+    ks = np.fromiter(by_group.values(), np.int64, len(by_group))
+    dense = np.zeros(n_groups, dtype=np.int64)
+    dense[gs] = ks
+    return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
 
 
 def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
@@ -292,8 +295,11 @@ class _Cache:
             # a reservation keeps its groups' keys (speed, node): renumber its groups
             res = self.plan.res
             for job, r in res.items():
-                if len(r) == 7:
-                    res[job] = (r[0], r[1], _index_of(r[6], key_group), *r[3:])
+                if len(r) == 8:
+                    gs = _index_of(r[7], key_group)
+                    dense = np.zeros(len(members), dtype=np.int64)
+                    dense[gs] = r[3]
+                    res[job] = (r[0], r[1], gs, *r[3:6], dense, r[7])
             self._parts.clear()
             self.plan.stuck.clear()
             self.kept = None
@@ -380,7 +386,7 @@ def _take_counts(group_node: list[Any], need: int, mem: float, cap: Any,
     node_mem: dict[int, float] = {}
     caps = cap.tolist()
     mcaps = mcap.tolist() if mcap is not None and mem > 0 else None
-    for g in np.flatnonzero(cap > 0).tolist():  # the groups with a core, in rank order
+    for g in (cap > 0).nonzero()[0].tolist():  # the groups with a core, in rank order
         k = caps[g]
         if k > need:
             k = need

@@ -141,8 +141,8 @@ class Profile:
         then counted per group over its whole window (`counts`). Returns those rows, the end
         (exclusive) of each one's window, and for every row before `before` an upper bound on the
         free cores a start there offers when it was ruled out (the total of a short step, or the
-        sampled count), else -1. `own`: rows [a, b) counted with the job's own reservation
-        (`_vec`'s arrays) given back. Rows before `start` are known to be short, each with at most
+        sampled count), else -1. `own`: rows [a, b) counted with the job's own reservation (its
+        cores per group, a row) given back. Rows before `start` are known to be short, each with at most
         `below` cores (`core_bound`).
 
         The totals are one number per row, so they are scanned in plain Python: on the few dozen
@@ -182,11 +182,9 @@ class Profile:
             ends.append(j)
         if len(rows) >= SAMPLE_FROM:
             if own is not None:  # given back while sampling, held again after
-                dense = np.zeros(self.cores.shape[1], dtype=np.int64)
-                dense[own[2][0]] = own[2][1]
-                self.cores[a:b] += dense
+                self.cores[a:b] += own[2]
                 bound = self.sampled(rows, ends)
-                self.cores[a:b] -= dense
+                self.cores[a:b] -= own[2]
             else:
                 bound = self.sampled(rows, ends)
             keep = []
@@ -213,26 +211,25 @@ class Profile:
         move are ruled out here."""
         times = self.times
         cores = self.cores
-        a, b, vec = own if own is not None else (before, before, None)
-        dense = None
+        a, b, dense = own if own is not None else (before, before, None)
+        held = True
         most = -1
         p = 0
         while p < before:
             e = bisect_left(times, times[p] + duration, lo=p + 1)
             q = e if e < before else before
-            if a < b and e > a and dense is None:  # the stretch reaches the own reservation: given back
-                dense = np.zeros(cores.shape[1], dtype=np.int64)
-                dense[vec[0]] = vec[1]
+            if a < b and e > a and held:  # the stretch reaches the own reservation: given back
                 cores[a:b] += dense
+                held = False
             n = int(add(least(cores[q - 1:e], axis=0)))
             if n >= size:
-                if dense is not None:
+                if not held:
                     cores[a:b] -= dense
                 return n, p, most
             if n > most:
                 most = n
             p = q
-        if dense is not None:
+        if not held:
             cores[a:b] -= dense
         return most, before, most
 
@@ -360,10 +357,8 @@ class Profile:
         row 0), else from `t0`'s row (row 0 for a reservation that is due)."""
         start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
         end = self.split(t1)
-        gs, ks, nodes, memk = vec
-        # a whole-row update with the cores as a dense row costs a third of a fancy-indexed one
-        dense = np.zeros(self.cores.shape[1], dtype=np.int64)
-        dense[gs] = ks  # groups, and nodes, appear once in a vec
+        nodes, memk, dense = vec[2:5]  # a whole-row update with the cores as a dense row costs a
+        # third of a fancy-indexed one
         if sign > 0:
             self.cores[start:end] -= dense
         else:
@@ -390,5 +385,5 @@ class Profile:
     def limits(self, cap: Any) -> dict[int, int]:
         """Per-processor caps for a job starting now: each group's cap, given to its processors'
         free cores in rank order (only caps below a processor's free cores are listed)."""
-        short = np.flatnonzero(cap < self.free_now)  # the other groups' caps limit nothing
+        short = (cap < self.free_now).nonzero()[0]  # the other groups' caps limit nothing
         return limits_in_rank(self.members, cap.tolist(), short.tolist())

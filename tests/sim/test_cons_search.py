@@ -57,7 +57,9 @@ def test_core_bound_is_an_upper_bound_on_every_earlier_start(case, data):
     groups = np.array(sorted(data.draw(st.sets(st.integers(0, g - 1), min_size=1))), dtype=np.int64)
     ks = np.array([data.draw(st.integers(1, 3)) for _ in groups], dtype=np.int64)
     kept = prof.cores.copy()
-    bound, first, below = prof.core_bound(size, duration, before, (before, b, (groups, ks)))
+    dense = np.zeros(g, dtype=np.int64)
+    dense[groups] = ks
+    bound, first, below = prof.core_bound(size, duration, before, (before, b, dense))
     assert np.array_equal(prof.cores, kept)  # given back while counting, then held again
     prof.cores[before:b, groups] += ks       # the job's own reservation counts as free
     counts = exact(prof, duration)[:before]
