@@ -128,7 +128,7 @@ class Profile:
         # the steps live in a buffer with room below them, so a split moves the rows after it
         # down in place (`split`) instead of copying the whole matrix anew
         buf = self._buf = np.empty((2 * m + 16, cores.shape[1]), dtype=np.int64)
-        self._at = buf.ctypes.data
+        self._at = 0  # its address: asked on the first split, not at every build
         self.cores = np.cumsum(cores, axis=0, out=buf[:m])
         self.mem = np.cumsum(mem, axis=0) if mem is not None else None
         self.totals: list[int] = add(self.cores, axis=1).tolist()  # all groups' free cores per row
@@ -337,6 +337,8 @@ class Profile:
         buf = self._buf
         if m == len(buf):
             buf = self._buf = np.concatenate((buf, np.empty_like(buf)))
+            self._at = 0
+        if not self._at:
             self._at = buf.ctypes.data
         # rows i.. one down, by one memmove: numpy copies an overlapping shift through a temporary
         # (a tenth of the instructions of copying the matrix anew with `np.concatenate`)
