@@ -39,7 +39,7 @@ import numpy as np
 from paretosched.sim.conskeep import Releases, still_fresh, verify_stuck
 from paretosched.sim.conskeep import verify_free as _verify_free
 from paretosched.sim.conskeep import verify_profile as _verify_profile
-from paretosched.sim.consplan import Plan, count_pass, hold_end, wake
+from paretosched.sim.consplan import Plan, count_pass, hold_end, take_counts, wake
 from paretosched.sim.consprofile import Profile, least
 from paretosched.sim.endorder import end_order
 from paretosched.sim.policies import JobSelector, ResourceSelector
@@ -176,7 +176,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                     break
                 most = size  # refused for other reasons than counts: no bound
                 continue
-            take = _take_counts(group_node, size, job.mem, cap, mcap)
+            take = take_counts(group_node, size, job.mem, cap, mcap)
             if take is None:
                 most = size
                 continue
@@ -377,30 +377,3 @@ def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:
     if rsel.prefer_on:
         return sorted(twin.procs, key=power_rank)
     return twin.procs
-
-
-def _take_counts(group_node: list[Any], need: int, mem: float, cap: Any,
-                 mcap: Any) -> list[tuple[int, Any, int]] | None:
-    """The greedy in rank order on counts: cores within each group's cap, whole cores per node memory."""
-    out = []
-    node_mem: dict[int, float] = {}
-    caps = cap.tolist()
-    mcaps = mcap.tolist() if mcap is not None and mem > 0 else None
-    for g in (cap > 0).nonzero()[0].tolist():  # the groups with a core, in rank order
-        k = caps[g]
-        if k > need:
-            k = need
-        node = group_node[g]
-        if mcaps is not None and node.mem_cap < math.inf:
-            left = node_mem.get(node.idx, mcaps[node.idx])
-            fit = int(left / mem + 1e-9)
-            if fit < k:
-                if fit <= 0:
-                    continue
-                k = fit
-            node_mem[node.idx] = left - k * mem
-        out.append((g, node, k))
-        need -= k
-        if not need:
-            return out
-    return None

@@ -10,6 +10,8 @@ integers, so the sums are the same in any order; memory is floats, where the ord
 matters, so a profile with a running job that holds memory is still built part by part (and that
 case is counted here: `with_mem`). A profile from these sums is the same, row for row, as one
 built fresh. (Keeping the reservations' sums per time too was tried: 1.2% fewer instructions.)
+When nothing but the time changed since the last decision, its profile is used again, its first
+step moved (`still_fresh`).
 """
 
 from __future__ import annotations

@@ -267,3 +267,31 @@ def _split(times: list[float], free: list[int], t: float) -> int:
     times.insert(i, t)
     free.insert(i, free[i - 1])
     return i
+
+
+def take_counts(group_node: list[Any], need: int, mem: float, cap: Any,
+                mcap: Any) -> list[tuple[int, Any, int]] | None:
+    """`conservative`'s greedy in rank order on counts: cores within each group's cap (an array),
+    whole cores per node memory."""
+    out = []
+    node_mem: dict[int, float] = {}
+    caps = cap.tolist()
+    mcaps = mcap.tolist() if mcap is not None and mem > 0 else None
+    for g in (cap > 0).nonzero()[0].tolist():  # the groups with a core, in rank order
+        k = caps[g]
+        if k > need:
+            k = need
+        node = group_node[g]
+        if mcaps is not None and node.mem_cap < math.inf:
+            left = node_mem.get(node.idx, mcaps[node.idx])
+            fit = int(left / mem + 1e-9)
+            if fit < k:
+                if fit <= 0:
+                    continue
+                k = fit
+            node_mem[node.idx] = left - k * mem
+        out.append((g, node, k))
+        need -= k
+        if not need:
+            return out
+    return None

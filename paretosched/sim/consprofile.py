@@ -2,9 +2,11 @@
 the model): free cores per group and free memory per node over time, as steps.
 
 A pass asks it for the earliest step where a job fits; the cost is numpy's per call, not the
-rows, so the steps a job cannot start at are ruled out in bulk: first by all groups' free cores
-together (`candidates`), then, for a run of candidates whose windows share a row, by each group's
-least free cores over every window at once (`counts`).
+rows, so the steps a job cannot start at are ruled out in bulk: a kept job first by the stretch
+its runs of starts share (`core_bound`), then by all groups' free cores together and a sampled
+count (`candidates`), then, for a run of candidates whose windows share a row, by each group's
+least free cores over every window at once (`counts`); a new or re-placed job by the same tests
+a few rows at a time, earliest first (`earliest`).
 """
 
 from __future__ import annotations
