@@ -13,14 +13,15 @@ class Group:
 
     __slots__ = ("job", "proc", "cores", "rem", "speed", "t_last", "end")
 
-    def __init__(self, job: Any, proc: ProcState, cores: list[int], rem: float, speed: float, now: float) -> None:
+    def __init__(self, job: Any, proc: ProcState, cores: list[int], rem: float, speed: float, now: float,
+                 end: float) -> None:
         self.job = job
         self.proc = proc
         self.cores = cores
         self.rem = rem          # operations left per core (GFLOP)
         self.speed = speed      # GFLOP/s per core now
         self.t_last = now
-        self.end = now + rem / speed if rem > 0 else now
+        self.end = end          # now + rem / speed if rem > 0 else now (the caller's: parts of a job share it)
 
 
 class NodeState:

@@ -115,6 +115,11 @@ class Twin(NodePower, Pacing):
 
         The job runs at once, or when the last of its nodes that is off has booted.
         """
+        if self.off_after is None and self.timeline is None:
+            # without switch-off every node stays on (nodepower: only the idle timers, armed only
+            # with `power_off_idle_s`, switch nodes off), so the job begins now: one pass per part
+            self._start_now(job, alloc)
+            return
         self._accumulate()
         self.queue.remove(job)
         taken = []
@@ -193,6 +198,66 @@ class Twin(NodePower, Pacing):
             if pace is None or speed < pace:
                 pace = speed
         self.power = power
+        self._place(job, taken, slow, pace, now)
+
+    def _start_now(self, job: Any, alloc: list[tuple[ProcState, int]]) -> None:
+        """`start` and `_begin` in one pass per part, for a job whose nodes are all on and no timeline:
+        the same updates in the same order (the marks, the power sums: every float bit-identical)."""
+        self._accumulate()
+        self.queue.remove(job)
+        now = self.env.now
+        job.start = now
+        record = self.record
+        mem = job.mem
+        bw = job.bw
+        power = self.power
+        nodes = {}
+        taken = []
+        slow = []
+        pace = None
+        for p, k in alloc:
+            free = p.free
+            if k == 1:
+                cores = [free.pop()]
+            else:
+                cores = free[:-k - 1:-1]
+                del free[-k:]
+            taken.append((p, cores))
+            node = p.node
+            nodes[node.idx] = None
+            node.busy += k
+            if mem:
+                node.mem_free -= k * mem
+            if node.watchers:  # (`_begin` marks the processor again: a no-op when nothing ran between)
+                for w in node.watchers:
+                    w[p] = None
+                    if mem:
+                        w[node] = None
+            # no pending switch-off to cancel (node.idle_version): there is no switch-off
+            if record:
+                self._attribute(p)
+            was_idle = not p.busy
+            busy = p.busy = p.busy + k
+            if bw:
+                p.bw_used += k * bw
+            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w
+            if record:
+                self.unattr_power -= p.power if was_idle else 0.0
+            power += new - p.power
+            p.power = new
+            if p.bw_used > p.bw_cap or p.factor != 1.0:
+                slow.append(p)
+            speed = p.speed * p.factor
+            if pace is None or speed < pace:
+                pace = speed
+        self.free_total -= job.size
+        job.nodes = tuple(nodes)
+        self.power = power
+        self._place(job, taken, slow, pace, now)
+
+    def _place(self, job: Any, taken: list[tuple[ProcState, list[int]]], slow: list[ProcState],
+               pace: float | None, now: float) -> None:
+        """Re-time the processors whose factor may change, give the job its parts and its end event."""
         ops = job.ops
         groups = []
         end = now
@@ -201,15 +266,18 @@ class Twin(NodePower, Pacing):
                 self._refresh_speed(p)
             pace = min(p.speed * p.factor for p, _ in taken)
         if self.lockstep:
-            for p, cores in taken:
-                g = Group(job, p, cores, ops, pace, now)
-                p.groups[g] = None
-                groups.append(g)
-            if groups and groups[0].end > end:  # every part ends together
-                end = groups[0].end
+            if taken:  # every part ends together
+                g_end = now + ops / pace if ops > 0 else now
+                for p, cores in taken:
+                    g = Group(job, p, cores, ops, pace, now, g_end)
+                    p.groups[g] = None
+                    groups.append(g)
+                if g_end > end:
+                    end = g_end
         else:
             for p, cores in taken:
-                g = Group(job, p, cores, ops, p.speed * p.factor, now)
+                speed = p.speed * p.factor
+                g = Group(job, p, cores, ops, speed, now, now + ops / speed if ops > 0 else now)
                 p.groups[g] = None
                 groups.append(g)
                 if g.end > end:
