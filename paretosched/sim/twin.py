@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import gc
 import random
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import simpy
 
@@ -414,16 +415,12 @@ class Twin(NodePower, Pacing):
             # Python's cyclic collector would scan every live job, part and event at each of its
             # passes (half the CPU of a FCFS run of 10,000 jobs); the loop leaves no cyclic garbage
             # of its own (jobs and their parts stay alive until the run ends), so it is paused
-            was_on = gc.isenabled()
-            gc.disable()
-            try:
-                self.env.run(until=self._finished)
-            except RuntimeError as exc:
-                if "until" not in str(exc):
-                    raise
-            finally:
-                if was_on:
-                    gc.enable()
+            with collector_paused():
+                try:
+                    self.env.run(until=self._finished)
+                except RuntimeError as exc:
+                    if "until" not in str(exc):
+                        raise
         self.end()
 
     def begin(self) -> None:
@@ -442,9 +439,22 @@ class Twin(NodePower, Pacing):
                                "(scheduler stalled)")
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic collector paused inside (restored after, if it was on): for stretches that
+    allocate many long-lived objects and no cyclic garbage, which each of its passes would scan."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def make_rng(seed_seq: Any) -> random.Random:
     """A fast stdlib RNG seeded from a numpy SeedSequence (policies draw a few numbers per decision)."""
     return random.Random(int(seed_seq.generate_state(2, dtype="uint64")[0]))
 
 
-__all__ = ["Twin", "NodeState", "ProcState", "make_rng"]
+__all__ = ["Twin", "NodeState", "ProcState", "collector_paused", "make_rng"]
