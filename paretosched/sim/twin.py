@@ -25,6 +25,7 @@ Node power states (switch-off after an idle timeout, boots, the floor of nodes k
 from __future__ import annotations
 
 import gc
+import math
 import random
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -211,11 +212,12 @@ class Twin(NodePower, Pacing):
         record = self.record
         mem = job.mem
         bw = job.bw
+        ops = job.ops
         power = self.power
         nodes = {}
-        taken = []
+        groups = []
         slow = []
-        pace = None
+        pace = math.inf
         for p, k in alloc:
             free = p.free
             if k == 1:
@@ -223,7 +225,6 @@ class Twin(NodePower, Pacing):
             else:
                 cores = free[:-k - 1:-1]
                 del free[-k:]
-            taken.append((p, cores))
             node = p.node
             nodes[node.idx] = None
             node.busy += k
@@ -236,25 +237,55 @@ class Twin(NodePower, Pacing):
                         w[node] = None
             # no pending switch-off to cancel (node.idle_version): there is no switch-off
             if record:
-                self._attribute(p)
-            was_idle = not p.busy
+                self._attribute(p)  # before the part joins p.groups (a processor is in `alloc` once)
+                self.unattr_power -= 0.0 if p.busy else p.power
             busy = p.busy = p.busy + k
             if bw:
                 p.bw_used += k * bw
             new = busy * p.busy_w + (p.ncores - busy) * p.p2_w
-            if record:
-                self.unattr_power -= p.power if was_idle else 0.0
             power += new - p.power
             p.power = new
             if p.bw_used > p.bw_cap or p.factor != 1.0:
                 slow.append(p)
             speed = p.speed * p.factor
-            if pace is None or speed < pace:
+            if speed < pace:
                 pace = speed
+            g = Group(job, p, cores, ops, speed, now, now)  # speed and end set below
+            p.groups[g] = None
+            groups.append(g)
         self.free_total -= job.size
         job.nodes = tuple(nodes)
         self.power = power
-        self._place(job, taken, slow, pace, now)
+        if slow:
+            # re-timed as in `_place`, where the job's parts are not on their processors yet
+            for g in groups:
+                del g.proc.groups[g]
+            for p in slow:
+                self._refresh_speed(p)
+            pace = min(p.speed * p.factor for p, _ in alloc)
+            for g in groups:  # back at the end of each processor's parts, where `_place` puts them
+                g.proc.groups[g] = None
+        end = now
+        if self.lockstep:
+            g_end = now + ops / pace if ops > 0 else now  # every part ends together
+            for g in groups:
+                g.speed = pace
+                g.end = g_end
+            if g_end > end:
+                end = g_end
+        else:
+            for g in groups:
+                speed = g.speed = g.proc.speed * g.proc.factor
+                g.end = now + ops / speed if ops > 0 else now
+                if g.end > end:
+                    end = g.end
+        job.groups = groups
+        job.end = end
+        job.version += 1
+        self.running[job] = None
+        for w in self.job_watchers:
+            w[job] = None
+        self._schedule_end(job)
 
     def _place(self, job: Any, taken: list[tuple[ProcState, list[int]]], slow: list[ProcState],
                pace: float | None, now: float) -> None:
