@@ -186,7 +186,7 @@ class Twin(NodePower, Pacing):
                 p.bw_used += k * bw
             for w in p.node.watchers:  # bandwidth moves here: for a booting node, later than `start`
                 w[p] = None
-            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w
+            new = p.watts[busy]
             if record:
                 self.unattr_power -= p.power if was_idle else 0.0
             power += new - p.power
@@ -242,7 +242,7 @@ class Twin(NodePower, Pacing):
             busy = p.busy = p.busy + k
             if bw:
                 p.bw_used += k * bw
-            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w
+            new = p.watts[busy]
             power += new - p.power
             p.power = new
             if p.bw_used > p.bw_cap or p.factor != 1.0:
@@ -366,7 +366,7 @@ class Twin(NodePower, Pacing):
                     if mem or not nb:
                         w[node] = None
             free_total += k
-            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w if busy else p.ncores * p.p3_w
+            new = p.watts[busy]
             if record:
                 self.unattr_power += (new if not busy else 0.0) - 0.0
             power += new - p.power
