@@ -233,6 +233,7 @@ def _on_sigterm(signum: int, frame: Any) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.own_process = argv is None  # the process's own command line: the console script, `-m`
     installed = False
     # only where SIGTERM has its default action (not ignored or handled by an embedding program),
     # and only from the main thread, where Python can install handlers

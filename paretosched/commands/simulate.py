@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import os
 import sys
@@ -61,6 +62,11 @@ def run_simulate(args: Any) -> int:
     from paretosched.sim.metrics import mean_metrics
     from paretosched.sim.run import prepare, simulate, window_note
 
+    if getattr(args, "own_process", False):
+        # the modules just imported live as long as this process: frozen, the collector's later
+        # passes (and its pass at exit) skip their objects (30 ms of a 0.8 s run of 10,000 jobs).
+        # Not when called in-process (tests, notebooks): the caller's garbage cycles would stay.
+        gc.freeze()
     cfg = apply_overrides(load_config(args.config), args)
     if args.seeds:
         seeds = args.seeds
