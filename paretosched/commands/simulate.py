@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import gc
 import json
 import os
 import sys
@@ -13,6 +12,8 @@ from typing import Any
 from paretosched.commands.outputs import json_safe, refuse_existing, say_replaced
 from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config
 from paretosched.errors import UserError
+from paretosched.sim.metrics import mean_metrics
+from paretosched.sim.run import prepare, simulate, window_note
 
 _KEYS = ("workload", "scheduler", "platform", "model")  # messages that start with a config key
 _TIMELINE_TABLES = ("timeline", "overuse")  # the frames of sim.timeline, one CSV each with --out
@@ -59,14 +60,6 @@ def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
 
 
 def run_simulate(args: Any) -> int:
-    from paretosched.sim.metrics import mean_metrics
-    from paretosched.sim.run import prepare, simulate, window_note
-
-    if getattr(args, "own_process", False):
-        # the modules just imported live as long as this process: frozen, the collector's later
-        # passes (and its pass at exit) skip their objects (30 ms of a 0.8 s run of 10,000 jobs).
-        # Not when called in-process (tests, notebooks): the caller's garbage cycles would stay.
-        gc.freeze()
     cfg = apply_overrides(load_config(args.config), args)
     if args.seeds:
         seeds = args.seeds
