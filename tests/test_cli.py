@@ -125,6 +125,20 @@ def test_simulate_imports_stay_lean():
     assert out.strip() == "[]"
 
 
+def test_simulate_freezes_the_collector_only_in_a_process_of_its_own(config, capsys):
+    """`paretosched simulate` as a command freezes what its imports made (the collector skips it);
+    called in-process it must not, or the caller's garbage cycles would never be collected."""
+    import gc
+
+    before = gc.get_freeze_count()
+    assert main(["simulate", str(config), "--json", "--n-jobs", "20"]) == 0
+    assert gc.get_freeze_count() == before
+    code = ("import gc, sys; from paretosched.cli import main; sys.argv[1:] = ['simulate', sys.argv[1], '--json', "
+            "'--n-jobs', '20']; main(); print(gc.get_freeze_count() > 0, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, check=True)
+    assert out.stderr.strip() == "True" and json.loads(out.stdout)["n_jobs"] == 20
+
+
 def test_simulate_timeline_and_plots(config, tmp_path, capsys):
     out, plots = tmp_path / "o", tmp_path / "p"
     assert main(["simulate", str(config), "--json", "--n-jobs", "60", "--timeline", "--out", str(out),

@@ -12,6 +12,8 @@ from typing import Any
 from paretosched.commands.outputs import json_safe, refuse_existing, say_replaced
 from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config
 from paretosched.errors import UserError
+from paretosched.sim.metrics import mean_metrics
+from paretosched.sim.run import prepare, simulate, window_note
 
 _KEYS = ("workload", "scheduler", "platform", "model")  # messages that start with a config key
 _TIMELINE_TABLES = ("timeline", "overuse")  # the frames of sim.timeline, one CSV each with --out
@@ -58,9 +60,6 @@ def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
 
 
 def run_simulate(args: Any) -> int:
-    from paretosched.sim.metrics import mean_metrics
-    from paretosched.sim.run import prepare, simulate, window_note
-
     cfg = apply_overrides(load_config(args.config), args)
     if args.seeds:
         seeds = args.seeds

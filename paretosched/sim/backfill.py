@@ -18,6 +18,7 @@ On one-core processors without memory limits the reservation is a count (`easyco
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from paretosched.sim.easycount import backfill_counted
@@ -28,6 +29,7 @@ from paretosched.sim.taking import take_once
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
 
+_size = attrgetter("size")
 
 def estimated_end(job: Any, now: float) -> float:
     """When the scheduler expects `job` to end: requested operations left over current speed."""
@@ -224,6 +226,14 @@ def _add_fail(fails: list[tuple[int, float]], size: int, mem: float) -> None:
     fails.append((size, mem))
 
 
+def _another_fits(queue: list[Any], head: Any, free: int) -> bool:
+    """Whether a queued job other than `head` asks at most `free` cores (the smallest size found at
+    C speed first: the queue is deep and this is asked at every blocked decision)."""
+    if min(map(_size, queue)) > free:
+        return False
+    return head.size > free or any(j.size <= free and j is not head for j in queue)
+
+
 COUNTED = True  # `easycount.backfill_counted` where it applies (tests compare schedules with it off)
 
 
@@ -231,9 +241,7 @@ def backfill(twin: Twin, head: Any, jsel: JobSelector, rsel: ResourceSelector) -
     """Start every queued job that does not delay the head's reservation."""
     # nothing could start: the reservation is wanted only for the record (a random job order still
     # draws its order below whenever the reservation exists, so the run's stream stays the same)
-    free = twin.free_total
-    if not twin.record and not isinstance(jsel, RandomJob) and not any(
-            j.size <= free and j is not head for j in twin.queue):
+    if not twin.record and not isinstance(jsel, RandomJob) and not _another_fits(twin.queue, head, twin.free_total):
         return
     if COUNTED and rsel.static and rsel.bw_cap is None:
         order = end_order(twin)

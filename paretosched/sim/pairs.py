@@ -9,10 +9,9 @@ object, built once from the YAML name (`backfill_strategy`), like the job and re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from paretosched.sim.backfill import backfill
-from paretosched.sim.conservative import conservative
 from paretosched.sim.policies import JobSelector, ResourceSelector
 
 if TYPE_CHECKING:
@@ -59,6 +58,7 @@ class Conservative(Backfilling):
     """Conservative: the whole queue follows the plan of kept reservations."""
 
     name = "conservative"
+    _pass: Callable[[Twin, JobSelector, ResourceSelector], None] | None = None
 
     def schedule(self, twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> int:
         # the head is the plan's first job: starting it whenever it fits now could take cores
@@ -67,7 +67,12 @@ class Conservative(Backfilling):
         if not queue:
             return 0
         before = len(queue)
-        conservative(twin, jsel, rsel)
+        run = self._pass
+        if run is None:  # imported on first use: its modules (and numpy's) cost every other run 10 ms
+            from paretosched.sim.conservative import conservative as run
+
+            self._pass = run
+        run(twin, jsel, rsel)
         return before - len(queue)
 
 

@@ -13,14 +13,15 @@ class Group:
 
     __slots__ = ("job", "proc", "cores", "rem", "speed", "t_last", "end")
 
-    def __init__(self, job: Any, proc: ProcState, cores: list[int], rem: float, speed: float, now: float) -> None:
+    def __init__(self, job: Any, proc: ProcState, cores: list[int], rem: float, speed: float, now: float,
+                 end: float) -> None:
         self.job = job
         self.proc = proc
         self.cores = cores
         self.rem = rem          # operations left per core (GFLOP)
         self.speed = speed      # GFLOP/s per core now
         self.t_last = now
-        self.end = now + rem / speed if rem > 0 else now
+        self.end = end          # now + rem / speed if rem > 0 else now (the caller's: parts of a job share it)
 
 
 class NodeState:
@@ -52,7 +53,7 @@ class NodeState:
 class ProcState:
     __slots__ = ("idx", "node", "ptype", "ncores", "first_core", "free", "gflops", "speed",
                  "core_w", "busy_w", "bw_cap", "bw_used", "factor", "busy", "groups", "power",
-                 "p2_w", "p3_w", "over_since", "t_acc")
+                 "p2_w", "p3_w", "watts", "over_since", "t_acc")
 
     def __init__(self, idx: int, node: NodeState, ptype: str, ncores: int, first_core: int,
                  gflops: float, freq: float, core_w: float, busy_w: float, bw_cap: float,
@@ -75,7 +76,11 @@ class ProcState:
         self.groups: dict[Group, None] = {}
         self.p2_w = p2 * core_w
         self.p3_w = p3 * core_w
-        self.power = ncores * self.p3_w
+        # the processor's power with b busy cores, at watts[b]: p3 per core when idle, else busy_w per
+        # busy core and p2 per idle one (each the same expression, so the same float, as computing it
+        # at every start and end: a table at most as long as the platform has cores)
+        self.watts = [ncores * self.p3_w] + [b * busy_w + (ncores - b) * self.p2_w for b in range(1, ncores + 1)]
+        self.power = self.watts[0]
         self.over_since = -1.0
         self.t_acc = 0.0
 

@@ -19,27 +19,28 @@ Energy is the exact integral of the piecewise-constant total power.
 
 Node power states (switch-off after an idle timeout, boots, the floor of nodes kept on) are
 `nodepower.NodePower`'s, and the re-timing of jobs when an interference factor changes is
-`pacing.Pacing`'s: bases of the twin, so the hot path calls them as its own methods.
+`pacing.Pacing`'s, and starting a job on its cores is `starting.Starting`'s: bases of the twin, so
+the hot path calls them as its own methods.
 """
 
 from __future__ import annotations
 
 import gc
 import random
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import simpy
 
 from paretosched.sim.nodepower import NodePower
 from paretosched.sim.pacing import Pacing
 from paretosched.sim.platform import Platform
-from paretosched.sim.state import Group, NodeState, ProcState, build_state
+from paretosched.sim.starting import Starting
+from paretosched.sim.state import NodeState, ProcState, build_state
 from paretosched.sim.timeline import Timeline
 
-ON = NodeState.ON
 
-
-class Twin(NodePower, Pacing):
+class Twin(Starting, NodePower, Pacing):
     """One simulation run. Build it, set `decide` to a scheduler's decision function, call `run()`."""
 
     def __init__(self, platform: Platform, jobs: list[Any], model: Any, levers: Any,
@@ -109,119 +110,7 @@ class Twin(NodePower, Pacing):
                 g.job.energy += len(g.cores) * busy_w_dt + idle_share
         p.t_acc = now
 
-    # -- starting and ending jobs --------------------------------------------------------
-    def start(self, job: Any, alloc: list[tuple[ProcState, int]]) -> None:
-        """Give `job` the cores of `alloc` (list of (processor, count)) now; the caller checked it fits.
-
-        The job runs at once, or when the last of its nodes that is off has booted.
-        """
-        self._accumulate()
-        self.queue.remove(job)
-        taken = []
-        ready = self.env.now
-        booting = False
-        mem = job.mem
-        nodes = {}
-        for p, k in alloc:
-            free = p.free
-            if k == 1:  # the most frequent case on single-core processors: no slices
-                cores = [free.pop()]
-            else:
-                cores = free[:-k - 1:-1]  # the lowest free core numbers, ascending (the list is kept descending)
-                del free[-k:]
-            taken.append((p, cores))
-            node = p.node
-            nodes[node.idx] = None
-            node.busy += k
-            if mem:
-                node.mem_free -= k * mem
-            if node.watchers:
-                for w in node.watchers:
-                    w[p] = None
-                    if mem:
-                        w[node] = None
-            if node.power_state != ON:
-                ready = max(ready, self._boot(node))
-                booting = True
-            else:
-                node.idle_version += 1  # cancels a pending switch-off
-        self.free_total -= job.size
-        job.nodes = tuple(nodes)
-        if booting:
-            # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
-            ev = self.env.timeout(ready - self.env.now)
-            ev.callbacks.append(lambda _ev: self._begin(job, taken))
-        else:
-            self._begin(job, taken)
-
-    def _begin(self, job: Any, taken: list[tuple[ProcState, list[int]]]) -> None:
-        self._accumulate()
-        now = self.env.now
-        job.start = now
-        record = self.record
-        tl = self.timeline
-        bw = job.bw
-        power = self.power
-        slow = []  # processors whose interference factor may change: re-timed once all are counted
-        pace = None
-        # one pass per processor, the power update inlined (a busy processor draws busy_w per busy
-        # core and p2 per idle one, an idle one p3 per core; the running sums are updated in the
-        # order they always were, so every float is bit-identical): this runs once per job part
-        for p, cores in taken:
-            if record:
-                self._attribute(p)
-            if tl is not None:
-                tl.before(p)
-            k = len(cores)
-            was_idle = not p.busy
-            busy = p.busy = p.busy + k
-            if bw:
-                p.bw_used += k * bw
-            for w in p.node.watchers:  # bandwidth moves here: for a booting node, later than `start`
-                w[p] = None
-            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w
-            if record:
-                self.unattr_power -= p.power if was_idle else 0.0
-            power += new - p.power
-            p.power = new
-            if tl is not None:
-                self.power = power
-                tl.after(p)
-            if p.bw_used > p.bw_cap or p.factor != 1.0:
-                slow.append(p)
-            speed = p.speed * p.factor
-            if pace is None or speed < pace:
-                pace = speed
-        self.power = power
-        ops = job.ops
-        groups = []
-        end = now
-        if slow:
-            for p in slow:
-                self._refresh_speed(p)
-            pace = min(p.speed * p.factor for p, _ in taken)
-        if self.lockstep:
-            for p, cores in taken:
-                g = Group(job, p, cores, ops, pace, now)
-                p.groups[g] = None
-                groups.append(g)
-            if groups and groups[0].end > end:  # every part ends together
-                end = groups[0].end
-        else:
-            for p, cores in taken:
-                g = Group(job, p, cores, ops, p.speed * p.factor, now)
-                p.groups[g] = None
-                groups.append(g)
-                if g.end > end:
-                    end = g.end
-        job.groups = groups
-        job.end = end
-        job.version += 1
-        self.running[job] = None
-        for w in self.job_watchers:
-            w[job] = None
-        self._schedule_end(job)
-
+    # -- ending jobs (starting them is `starting.Starting`'s) ----------------------------
     def _on_end(self, job: Any, version: int) -> None:
         if version != job.version or job not in self.running:
             return  # superseded by a re-timing
@@ -266,7 +155,7 @@ class Twin(NodePower, Pacing):
                     if mem or not nb:
                         w[node] = None
             free_total += k
-            new = busy * p.busy_w + (p.ncores - busy) * p.p2_w if busy else p.ncores * p.p3_w
+            new = p.watts[busy]
             if record:
                 self.unattr_power += (new if not busy else 0.0) - 0.0
             power += new - p.power
@@ -346,16 +235,12 @@ class Twin(NodePower, Pacing):
             # Python's cyclic collector would scan every live job, part and event at each of its
             # passes (half the CPU of a FCFS run of 10,000 jobs); the loop leaves no cyclic garbage
             # of its own (jobs and their parts stay alive until the run ends), so it is paused
-            was_on = gc.isenabled()
-            gc.disable()
-            try:
-                self.env.run(until=self._finished)
-            except RuntimeError as exc:
-                if "until" not in str(exc):
-                    raise
-            finally:
-                if was_on:
-                    gc.enable()
+            with collector_paused():
+                try:
+                    self.env.run(until=self._finished)
+                except RuntimeError as exc:
+                    if "until" not in str(exc):
+                        raise
         self.end()
 
     def begin(self) -> None:
@@ -374,9 +259,22 @@ class Twin(NodePower, Pacing):
                                "(scheduler stalled)")
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic collector paused inside (restored after, if it was on): for stretches that
+    allocate many long-lived objects and no cyclic garbage, which each of its passes would scan."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def make_rng(seed_seq: Any) -> random.Random:
     """A fast stdlib RNG seeded from a numpy SeedSequence (policies draw a few numbers per decision)."""
     return random.Random(int(seed_seq.generate_state(2, dtype="uint64")[0]))
 
 
-__all__ = ["Twin", "NodeState", "ProcState", "make_rng"]
+__all__ = ["Twin", "NodeState", "ProcState", "collector_paused", "make_rng"]

@@ -52,6 +52,9 @@ _DECIMAL_FIELDS = frozenset({5, 6, 9, 18})  # 0-based
 _INT = re.compile(r"-?[0-9]+")
 MAX_FIELD = 1e12  # seconds (30,000 years), KB (1 PB per core), ids: sums of energy and time stay finite
 _DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+# a whole job line of 18 or 19 fields, joined by single spaces, each field as `_field` wants it
+_LINE = {n: re.compile(" ".join(_DECIMAL.pattern if i in _DECIMAL_FIELDS else _INT.pattern for i in range(n)))
+         for n in (18, 19)}
 
 
 @dataclass
@@ -206,9 +209,12 @@ def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:
     parts = s.split()
     if len(parts) not in (18, 19):
         raise UserError(f"{path}:{line_no}: expected 18 SWF fields, got {len(parts)}")
-    vals = []
-    for i, tok in enumerate(parts):
-        vals.append(_field(tok, i, path, line_no))
+    # the usual line, checked whole: one match of the joined tokens (they hold no whitespace, so
+    # it accepts exactly the lines whose every token `_field` accepts) and one range test; any
+    # other line takes the per-field path, which names the first bad field
+    vals = list(map(float, parts)) if _LINE[len(parts)].fullmatch(" ".join(parts)) else None
+    if vals is None or max(vals) > MAX_FIELD or min(vals) < -MAX_FIELD:
+        vals = [_field(tok, i, path, line_no) for i, tok in enumerate(parts)]
     if vals[1] < 0:
         raise UserError(f"{path}:{line_no}: field 2 (submit time) is negative: {parts[1]!r} (seconds since "
                         "the start of the trace)")

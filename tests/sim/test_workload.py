@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paretosched.errors import UserError
+from paretosched.sim import workload
 from paretosched.sim.workload import ACCURACY_PROBS, ACCURACY_VALUES, build_jobs, read_swf
 
 HEADER = "; Version: 2.2\n; MaxProcs: 8\n"
@@ -103,3 +107,45 @@ def test_hdeeprm_accuracy_distribution_per_job(tmp_path):
 def test_accuracy_table_is_a_distribution():
     assert len(ACCURACY_VALUES) == len(ACCURACY_PROBS) == 25
     assert sum(ACCURACY_PROBS) == pytest.approx(1.0)
+
+
+# tokens near every edge of `_field`'s grammar: signs, exponents, dots, unicode digits and
+# spaces (float() takes '٣' and '１'), non-finite and out-of-range values
+_TOKENS = st.one_of(
+    st.sampled_from(["nan", "inf", "-inf", "1e999", "-1e999", "2.7", "1_000", "0x10", "+4", "-0", "1e3", "٣", "１",
+                     "-", "--1", "1.", ".5", "-.5", "1e12", "-1e12", "1000000000001", "-1000000000001",
+                     "1e+12", "1E-3", "5e", "\u00a01", "7"]),
+    st.integers(-10**13, 10**13).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
+
+
+@st.composite
+def _job_lines(draw) -> str:
+    """A valid job line of 18 or 19 fields, with up to two fields swapped for edge tokens."""
+    n = draw(st.sampled_from([17, 18, 18, 19, 19, 20]))
+    f = [draw(st.integers(-10**12, 10**12)).__str__() for _ in range(n)]
+    for _ in range(draw(st.integers(0, 2))):
+        f[draw(st.integers(0, n - 1))] = draw(_TOKENS)
+    return draw(st.sampled_from([" ", "\t", "  ", " \u3000 "])).join(f).strip()
+
+
+@settings(max_examples=400, deadline=None)
+@given(s=_job_lines())
+def test_whole_line_check_parses_as_the_per_field_path(s):
+    """The one-match check of a job line accepts exactly what the per-field path accepts, with the
+    same values, and every other line still gets the per-field path's error."""
+    def parse() -> tuple[list, str]:
+        raw = workload.RawJobs(source="t")
+        try:
+            workload._parse_line(raw, s, "t.swf", 3)
+        except UserError as exc:
+            return [], str(exc)
+        return [raw.job_id, raw.submit, raw.run, raw.alloc, raw.used_mem_kb, raw.req_procs, raw.req_time,
+                raw.req_mem_kb, raw.bw, raw.user], ""
+
+    fast = parse()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(workload, "_LINE", {n: re.compile("(?!)") for n in (18, 19)})  # never matches
+        slow = parse()
+    assert repr(fast) == repr(slow)  # repr: -0.0 and 0.0 differ there
