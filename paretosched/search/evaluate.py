@@ -4,8 +4,9 @@ The function that turns a config dict and a seed into metrics is injectable: a c
 `'module:function'` reference a study names (imported once per worker). The default is the
 twin's `paretosched.search.twin.evaluate`, passed as the function itself.
 
-Results come back in task order whatever the backend, so nothing downstream depends on
-which worker finished first. An exception inside a simulation is a *result* (status failed,
+`Engine.evaluate` returns results in task order whatever the backend, so nothing downstream
+depends on which worker finished first. `Engine.pool()` (the steady-state search) takes single
+tasks and hands back completions in the order workers finish them; its caller restores the order. An exception inside a simulation is a *result* (status failed,
 error text), never an exception of the engine: the run goes on.
 """
 
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections import Counter
-from typing import Any, Callable, Iterator
+from collections import Counter, deque
+from typing import Any, Callable, Hashable, Iterator
 
 from paretosched.errors import UserError
 from paretosched.search.cache import Cache, cache_key, input_digest
@@ -152,3 +153,83 @@ class Engine:
 
         return iter(Parallel(n_jobs=self.workers, backend="loky", return_as="generator")(
             delayed(run_one)(self.fn, cfg, seed) for cfg, seed in todo))
+
+    def pool(self) -> TaskPool:
+        """A pool of single tasks on this engine's workers (use as a context manager)."""
+        return TaskPool(self)
+
+
+class TaskPool:
+    """Single (config, seed) tasks in, completions out as workers finish them (steady.py).
+
+    Serial: the oldest task runs when a completion is asked for. joblib's loky executor (the
+    workers `evaluate` uses) or Dask: tasks queue on the executor, and `wait` returns what has
+    finished, at least one. Cache hits complete at once; new results are cached as they come."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._digests: dict[str, dict[str, str | None]] = {}
+        self._done: list[tuple[Hashable, SeedResult]] = []
+        self._serial: deque[tuple[Hashable, str, dict[str, Any], int]] = deque()
+        self._futures: dict[Any, tuple[Hashable, str, int]] = {}
+        self._executor: Any = None
+        if engine._client is None and engine.workers > 1:
+            from joblib.externals.loky import get_reusable_executor
+
+            self._executor = get_reusable_executor(max_workers=engine.workers)
+
+    def __enter__(self) -> TaskPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for fut in self._futures:  # an interrupted search leaves no queued work behind
+            fut.cancel()
+        self._futures.clear()
+
+    @property
+    def busy(self) -> int:
+        """Tasks submitted and not yet handed back."""
+        return len(self._done) + len(self._serial) + len(self._futures)
+
+    def submit(self, tag: Hashable, cfg: dict[str, Any], seed: int) -> None:
+        io = canonical([cfg.get("platform"), cfg.get("workload")])
+        if io not in self._digests:
+            self._digests[io] = input_digest(cfg)
+        key = cache_key(cfg, seed, self._digests[io], self.engine._evaluator)
+        hit = self.engine.cache.get(key)
+        fn = self.engine.fn
+        if hit is not None:
+            self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
+        elif self.engine._client is not None:
+            self._futures[self.engine._client.submit(run_one, fn, cfg, seed, pure=False)] = (tag, key, seed)
+        elif self._executor is not None:
+            self._futures[self._executor.submit(run_one, fn, cfg, seed)] = (tag, key, seed)
+        else:
+            self._serial.append((tag, key, cfg, seed))
+
+    def wait(self) -> list[tuple[Hashable, SeedResult]]:
+        """Completed tasks (at least one, blocking until then; [] when nothing is submitted)."""
+        if not self._done and self._serial:
+            tag, key, cfg, seed = self._serial.popleft()
+            self._done.append((tag, self._result(key, seed, run_one(self.engine.fn, cfg, seed))))
+        elif not self._done and self._futures:
+            if self.engine._client is not None:
+                from dask.distributed import wait as dask_wait
+
+                finished = dask_wait(list(self._futures), return_when="FIRST_COMPLETED").done
+            else:
+                import concurrent.futures as cf
+
+                finished = cf.wait(list(self._futures), return_when=cf.FIRST_COMPLETED).done
+            # several at once: in submission order, so a serial replay of the same completions matches
+            for fut in [f for f in self._futures if f in finished]:
+                tag, key, seed = self._futures.pop(fut)
+                self._done.append((tag, self._result(key, seed, fut.result())))
+        out, self._done = self._done, []
+        return out
+
+    def _result(self, key: str, seed: int, outcome: tuple[Any, ...]) -> SeedResult:
+        status, metrics, error, wall = outcome
+        if status == "ok" and metrics is not None:
+            self.engine.cache.put(key, metrics)
+        return SeedResult(int(seed), status, metrics, error, wall, False)

@@ -32,6 +32,7 @@ from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.fidelity import make_screener
 from paretosched.search.screening import room, widened
+from paretosched.search.steady import SteadyLoop
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
 from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
@@ -149,10 +150,12 @@ class SearchRun:
                 self.progress.message(f"resuming after generation {self.state.generation}")
             if not self.state.baselines_done:
                 self._baselines()
-            while (reason := self._stop_reason()) is None:
+            reason = None
+            if self.study.algorithm.schedule == "steady":  # no generation barrier (steady.py)
+                reason = SteadyLoop(self).search()
+            while reason is None and (reason := self._stop_reason()) is None:
                 if not self._generation():
                     reason = "no_new_offspring"
-                    break
             self.state.stop_reason = reason
             self._finish()
         finally:
