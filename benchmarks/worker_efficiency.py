@@ -12,6 +12,13 @@ from its predecessor are not simulations) on N workers, under two schedules:
   finishes takes the next one at once (the search tells each result and asks one new genome).
   `--master-s` adds the search's own serial cost per told result (ask/tell/log), which caps the
   rate at which one master can feed workers.
+- `lag`: `algorithm.schedule: steady` as built (paretosched/search/steady.py): the baselines as a
+  batch, then the search's genomes in index order, genome j >= mu + L queued only once results
+  0 .. j-L-1 are told (in index order; L = `--lag`, default 2 x workers; mu the run's pop_size;
+  genomes before mu + L are random draws, queued at once), then resampling and the re-check as
+  batches. On a generational log the same replay
+  uses its genomes' first rows and puts its resampling after them: what the run would have cost
+  under the steady schedule with the same genomes.
 
 Efficiency = busy worker-time / (N x makespan). Durations are `wall_s` (each simulation's own
 wall time in its worker), or with `--cpu` the `cpu_s` metric the search_quality benchmark logs.
@@ -97,6 +104,47 @@ def steady(bs: list[Batch], n: int, master_s: float = 0.0) -> float:
     return end
 
 
+def parts(log: Path, cpu: bool = False) -> tuple[list[Batch], list[Batch], list[Batch]]:
+    """(batches before the search, each genome's simulations in index order, batches after it)."""
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    genomes = [r for r in rows if r["kind"] == "search" and r.get("supersedes") is None]
+    ids = {r["eval_id"] for r in genomes}
+    dur = lambda s: float((s["metrics"] or {}).get("cpu_s", s["wall_s"]) if cpu else s["wall_s"])  # noqa: E731
+    before = [[dur(s) for r in rows if r["kind"] == "baseline" for s in r["per_seed"] if not s["cached"]]]
+    after: list[Batch] = []
+    by_id = {r["eval_id"]: r for r in rows}
+    for kind in ("resample", "recheck"):
+        batch = []
+        for r in rows:
+            prev = by_id.get(r["supersedes"]) if r.get("supersedes") is not None else None
+            if r["eval_id"] in ids or r["kind"] == "baseline" or ("resample" if prev else r["kind"]) != kind:
+                continue
+            copied = set(prev["seeds"]) if prev else set()
+            batch += [dur(s) for s in r["per_seed"] if not s["cached"] and s["seed"] not in copied]
+        after.append(batch)
+    return before, [[dur(s) for s in r["per_seed"] if not s["cached"]] for r in genomes], after
+
+
+def lagged(before: list[Batch], genomes: list[Batch], after: list[Batch], n: int, lag: int, mu: int) -> float:
+    """Makespan of the lag schedule (see the module doc): tasks run FIFO on the first free worker,
+    a genome's tasks not before it is bred; results are told in index order."""
+    t = barrier(before, n)
+    free = [t] * n
+    told: list[float] = []  # told[k]: when results 0 .. k are all in
+    for j, tasks in enumerate(genomes):
+        ready = t if j < mu + lag else told[j - lag - 1]
+        done = ready
+        for d in tasks:
+            start = max(heapq.heappop(free), ready)
+            heapq.heappush(free, start + d)
+            done = max(done, start + d)
+        told.append(max(done, told[-1] if told else t))
+    t = max([t, *free])
+    for b in after:
+        t = list_schedule(b, n, t)
+    return t
+
+
 def efficiency(bs: list[Batch], n: int, makespan: float) -> float:
     busy = sum(sum(b) for b in bs)
     return busy / (n * makespan) if makespan > 0 else 1.0
@@ -148,6 +196,16 @@ def dask_overhead(n: int) -> float:
     return per
 
 
+def _pop_size(log: Path, given: int | None) -> int:
+    """mu: given, else the run directory's study.yaml, else pymoo's NSGA-II default of 40."""
+    if given is not None:
+        return given
+    study = log.parent / "study.yaml"
+    if study.is_file():
+        return int((yaml.safe_load(study.read_text()).get("algorithm") or {}).get("pop_size", 40))
+    return 40
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--overhead", type=int, metavar="N", help="time the search's own CPU over N evaluations")
@@ -156,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default="2,8,32,128")
     ap.add_argument("--master-s", type=float, default=0.0, help="search CPU per told result (steady schedule)")
     ap.add_argument("--cpu", action="store_true", help="replay the cpu_s metric instead of wall_s")
+    ap.add_argument("--lag", type=int, help="the lag schedule's L (default 2 x workers)")
+    ap.add_argument("--pop-size", type=int, help="mu for the lag schedule (default: the run's study.yaml)")
     args = ap.parse_args(argv)
     ns = [int(n) for n in args.workers.split(",")]
     if args.overhead:
@@ -169,10 +229,14 @@ def main(argv: list[str] | None = None) -> int:
         sizes = sorted(len(b) for b in bs)
         print(f"{log}: {len(tasks)} simulations in {len(bs)} batches (median batch {sizes[len(sizes) // 2]}), "
               f"duration {min(tasks):.3f}-{max(tasks):.3f} s (mean {sum(tasks) / len(tasks):.3f})")
-        print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8}")
+        before, genomes, after = parts(log, args.cpu)
+        mu = _pop_size(log, args.pop_size)
+        print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8} | {'lag':>8}   (lag: L = {args.lag or '2 x workers'}, "
+              f"mu = {mu})")
         for n in ns:
+            span = lagged(before, genomes, after, n, args.lag or 2 * n, mu)
             print(f"{n:>8} | {efficiency(bs, n, barrier(bs, n)):>8.3f} | "
-                  f"{efficiency(bs, n, steady(bs, n, args.master_s)):>8.3f}")
+                  f"{efficiency(bs, n, steady(bs, n, args.master_s)):>8.3f} | {efficiency(bs, n, span):>8.3f}")
     return 0
 
 

@@ -174,9 +174,11 @@ class TaskPool:
         self._futures: dict[Any, tuple[Hashable, str, int]] = {}
         self._executor: Any = None
         if engine._client is None and engine.workers > 1:
-            from joblib.externals.loky import get_reusable_executor
+            # loky (joblib's process pool: cloudpickle, spawn), its own pool: joblib's reusable one
+            # belongs to Parallel, which `evaluate` (baselines, resampling, re-check) still uses
+            from joblib.externals.loky import ProcessPoolExecutor
 
-            self._executor = get_reusable_executor(max_workers=engine.workers)
+            self._executor = ProcessPoolExecutor(max_workers=engine.workers)
 
     def __enter__(self) -> TaskPool:
         return self
@@ -185,6 +187,9 @@ class TaskPool:
         for fut in self._futures:  # an interrupted search leaves no queued work behind
             fut.cancel()
         self._futures.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=exc[0] is None, kill_workers=exc[0] is not None)
+            self._executor = None
 
     @property
     def busy(self) -> int:

@@ -4,12 +4,14 @@ The genomes a run evaluates, and its log, depend on the study seed and the lag L
 which worker finished first:
 
 - genomes 0 .. mu-1 are generation 0's sample, the same genomes as under the generational schedule;
+  genomes mu .. mu+L-1 are a further random sample (pymoo's, without duplicates of generation 0),
+  drawn at the start, so that workers are not idle while generation 0 is told;
 - results are told to pymoo strictly in index order (early ones wait in a buffer). Generation 0 is
   told as one population; after it each result is told alone, so pymoo's survival (rank and
   crowding with NSGA-II) cuts the population plus that one genome back to mu: (mu + 1) selection;
-- genome j >= mu is bred (pymoo's ask: tournament, the mixed-variable crossover and mutation) from
-  the population after results 0 .. max(j - L, mu) - 1, right after that result is told and before
-  the next one is: breeding and survival draw from the algorithm's one RNG in a fixed order.
+- genome j >= mu + L is bred (pymoo's ask: tournament, the mixed-variable crossover and mutation)
+  from the population after results 0 .. j-L-1, right after result j-L-1 is told and before the
+  next one is: breeding and survival draw from the algorithm's one RNG in a fixed order.
 
 Every bred genome goes to the engine's task pool at once, so a worker waits only when result
 j - L - 1 is still out. `budget.generations` counts mu results as one generation; rows carry
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from pymoo.core.individual import Individual
+from pymoo.core.mixed import MixedVariableSampling
 from pymoo.core.population import Population
 
 from paretosched.search.evaluate import TaskPool
@@ -80,16 +83,18 @@ class SteadyLoop:
         r = self.run
         if self.told == 0:  # generation 0, from the checkpoint taken before anything was asked
             pop = r.algo.ask()
-            if pop is not None and self.cap is not None:
-                pop = pop[:self.cap]
-            self.queue = list(pop) if pop is not None else []
+            self.n0 = min(len(pop), self.cap or len(pop)) if pop is not None else 0
+            self.queue = list(pop[:self.n0]) if pop is not None else []
+            if self.n0 and pop is not None and self.lag:
+                extra = MixedVariableSampling().do(r.algo.problem, self.lag, random_state=r.algo.random_state)
+                self.queue += list(r.algo.eliminate_duplicates.do(extra, pop))
+            self.queue = self.queue[:self.cap or len(self.queue)]
             self.specs = [self._spec(q) for q in self.queue]
-            self.n0 = len(self.queue)
             r.progress.stage("generation 0")
         with r.engine.pool() as pool:
             for j in range(self.told, self.bred):
                 self._submit(pool, j)
-            if self.told >= self.n0:  # resumed: breed what the checkpointed population may breed
+            if self.told > 0:  # resumed: breed what the checkpointed population may breed
                 self._breed_more(pool)
             while self.told < self.bred:
                 while self.told < self.bred and len(self.results[self.told]) == self.needed[self.told]:
@@ -142,8 +147,8 @@ class SteadyLoop:
             self._tell_pymoo([eid], [ind])
         if self.told < (self.cap or np.inf) and self.told % self.mu == 0:
             self._record(self.told // self.mu - 1)
-        if self.breeding and r._stop_reason() == "wall_time_s":
-            self.breeding = False  # what is bred still runs and is told
+        if self.breeding and r._stop_reason() is not None:
+            self.breeding = False  # a wall-time budget: what is bred still runs and is told
         self._breed_more(pool)
 
     def _breed_more(self, pool: TaskPool) -> None:
