@@ -12,8 +12,8 @@ from its predecessor are not simulations) on N workers, under two schedules:
   finishes takes the next one at once (the search tells each result and asks one new genome).
   `--master-s` adds the search's own serial cost per told result (ask/tell/log), which caps the
   rate at which one master can feed workers.
-- `lag`: `algorithm.schedule: steady` as built (paretosched/search/steady.py): the baselines as a
-  batch, then the search's genomes in index order, genome j >= mu + L queued only once results
+- `lag`: `algorithm.schedule: steady` as built (paretosched/search/steady.py): the baselines'
+  simulations first in the same pool, then the search's genomes in index order, genome j >= mu + L queued only once results
   0 .. j-L-1 are told (in index order; L = `--lag`, default 2 x workers; mu the run's pop_size;
   genomes before mu + L are random draws, queued at once), then resampling and the re-check as
   batches. On a generational log the same replay
@@ -128,11 +128,15 @@ def parts(log: Path, cpu: bool = False) -> tuple[list[Batch], list[Batch], list[
 def lagged(before: list[Batch], genomes: list[Batch], after: list[Batch], n: int, lag: int, mu: int) -> float:
     """Makespan of the lag schedule (see the module doc): tasks run FIFO on the first free worker,
     a genome's tasks not before it is bred; results are told in index order."""
-    t = barrier(before, n)
-    free = [t] * n
+    free = [0.0] * n
+    t = 0.0  # the baselines share the pool with the first genomes, ahead of them; told before genome 0
+    for d in (d for b in before for d in b):
+        start = heapq.heappop(free)
+        heapq.heappush(free, start + d)
+        t = max(t, start + d)
     told: list[float] = []  # told[k]: when results 0 .. k are all in
     for j, tasks in enumerate(genomes):
-        ready = t if j < mu + lag else told[j - lag - 1]
+        ready = 0.0 if j < mu + lag else told[j - lag - 1]
         done = ready
         for d in tasks:
             start = max(heapq.heappop(free), ready)

@@ -134,9 +134,9 @@ class Ledger:
         return ids
 
     def record(self, spec: Spec, generation: int, results: dict[int, SeedResult]) -> int:
-        """Eval id of one search `spec` told in index order (steady.py): a genome seen before keeps
-        its id, a row an interrupted session logged under the next id is replayed, otherwise a row
-        is made from `results` (seed -> result) and logged at once."""
+        """Eval id of one `spec` told in index order (steady.py): a genome seen before keeps its
+        id, a row an interrupted session logged under the next id is replayed, otherwise a row is
+        made from `results` (seed -> result) and logged at once."""
         key = spec.key()
         if key in self.by_key:
             return self.by_key[key]

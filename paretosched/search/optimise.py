@@ -148,11 +148,11 @@ class SearchRun:
             self.progress.message(f"run directory: {self.run_dir}")
             if self.ledger.pending or self.state.generation >= 0:
                 self.progress.message(f"resuming after generation {self.state.generation}")
-            if not self.state.baselines_done:
-                self._baselines()
             reason = None
-            if self.study.algorithm.schedule == "steady":  # no generation barrier (steady.py)
+            if self.study.algorithm.schedule == "steady":  # baselines and search without barriers (steady.py)
                 reason = SteadyLoop(self).search()
+            elif not self.state.baselines_done:
+                self._baselines()
             while reason is None and (reason := self._stop_reason()) is None:
                 if not self._generation():
                     reason = "no_new_offspring"

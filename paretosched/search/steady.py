@@ -14,7 +14,8 @@ which worker finished first:
   next one is: breeding and survival draw from the algorithm's one RNG in a fixed order.
 
 Every bred genome goes to the engine's task pool at once, so a worker waits only when result
-j - L - 1 is still out. `budget.generations` counts mu results as one generation; rows carry
+j - L - 1 is still out. The baselines' simulations go first into the same pool, beside generation
+0's, and their rows are logged before generation 0's. `budget.generations` counts mu results as one generation; rows carry
 generation j // mu. Resampling (docs/search.md) runs once, when the budget is spent, before the
 re-check: before then survival ranks each genome on the study's seeds.
 
@@ -36,6 +37,7 @@ from paretosched.search.evaluate import TaskPool
 from paretosched.search.ledger import Spec
 from paretosched.search.problem import tell_objectives
 from paretosched.search.runlog import SeedResult
+from paretosched.search.study import baseline_config
 
 if TYPE_CHECKING:  # a type only: optimise.py imports this module, not the other way round
     from paretosched.search.optimise import SearchRun
@@ -91,15 +93,23 @@ class SteadyLoop:
             self.queue = self.queue[:self.cap or len(self.queue)]
             self.specs = [self._spec(q) for q in self.queue]
             r.progress.stage("generation 0")
+        base = [] if r.state.baselines_done else [
+            Spec("baseline", baseline_config(r.study.base, over), r.seeds, name=name)  # type: ignore[arg-type]
+            for name, over in r.study.baselines.items()]
         with r.engine.pool() as pool:
+            for k, spec in enumerate(base):  # first in the pool, and logged first (tags -1, -2, ...)
+                self._submit_spec(pool, -1 - k, spec, [])
             for j in range(self.told, self.bred):
                 self._submit(pool, j)
             if self.told > 0:  # resumed: breed what the checkpointed population may breed
                 self._breed_more(pool)
-            while self.told < self.bred:
-                while self.told < self.bred and len(self.results[self.told]) == self.needed[self.told]:
+            while base or self.told < self.bred:
+                if base and all(self._complete(-1 - k) for k in range(len(base))):
+                    self._tell_baselines(base)
+                    base = []
+                while not base and self.told < self.bred and self._complete(self.told):
                     self._tell(pool)
-                if self.told < self.bred:
+                if base or self.told < self.bred:
                     for (j, seed), res in pool.wait():
                         self.results[j][seed] = res
         if self.told == 0:
@@ -114,16 +124,31 @@ class SteadyLoop:
         return Spec("search", space.config(genome), self.run.seeds, genome=genome, x=space.raw(ind.X))
 
     def _submit(self, pool: TaskPool, j: int) -> None:
-        spec = self.specs[j - self.told]
+        self._submit_spec(pool, j, self.specs[j - self.told], self.specs[:j - self.told])
+
+    def _submit_spec(self, pool: TaskPool, j: int, spec: Spec, earlier: list[Spec]) -> None:
         key = spec.key()
         self.results[j] = {}
         # told before, logged by an interrupted session, or bred already: the ledger gives its row
-        if self.run.ledger.replayable(spec) or any(s.key() == key for s in self.specs[:j - self.told]):
+        if self.run.ledger.replayable(spec) or any(s.key() == key for s in earlier):
             self.needed[j] = 0
             return
         self.needed[j] = len(spec.seeds)
         for seed in spec.seeds:
             pool.submit((j, seed), spec.config, seed)
+
+    def _complete(self, j: int) -> bool:
+        return len(self.results[j]) == self.needed[j]
+
+    def _tell_baselines(self, base: list[Spec]) -> None:
+        """The baselines' rows, before generation 0's (their simulations ran beside it)."""
+        r = self.run
+        ids = []
+        for k, spec in enumerate(base):
+            ids.append(r.ledger.record(spec, -1, self.results.pop(-1 - k)))
+            del self.needed[-1 - k]
+        r.state.baseline_ids = dict(zip(r.study.baselines, ids))
+        r.state.baselines_done = True
 
     def _tell(self, pool: TaskPool) -> None:
         """Log result `told` and tell pymoo (generation 0 as a whole), then breed."""

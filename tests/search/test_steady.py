@@ -19,7 +19,8 @@ from paretosched.search.evaluate import Engine, TaskPool
 from conftest import log_json, run_quiet, stable_rows, summary, write_study
 
 STEADY = {"pop_size": 12, "schedule": "steady", "lag": 4}
-SMALL = dict(budget={"evaluations": 60}, algorithm=STEADY, seeds=2, recheck=2, cache=False)
+SMALL = dict(budget={"evaluations": 60}, algorithm=STEADY, seeds=2, recheck=2, cache=False,
+             baselines={"fcfs": {"scheduler": {"job_policy": "first", "freq": 1.0}}, "fast": {"scheduler": {"freq": 1.0}}})
 
 
 class _ShuffledPool(TaskPool):
@@ -61,7 +62,9 @@ def test_workers_1_and_2_give_the_same_log_at_the_same_lag(tmp_path: Path) -> No
     # resampling runs once, when the budget is spent, on the last generation
     assert resampled and {r["generation"] for r in resampled} == {4}
     assert min(r["eval_id"] for r in resampled) > max(r["eval_id"] for r in search)
+    assert [(r["kind"], r["name"], r["eval_id"]) for r in rows[:2]] == [("baseline", "fcfs", 0), ("baseline", "fast", 1)]
     s = summary(one)
+    assert s["n_told"] == 60 and set(s["baselines"]) == {"fcfs", "fast"}
     assert s["n_told"] == 60 and s["stop_reason"] == "evaluations" and len(s["generations"]) == 5
 
 
@@ -83,7 +86,7 @@ def test_the_log_does_not_depend_on_the_completion_order(tmp_path: Path, monkeyp
     assert stable_rows(plain) == stable_rows(shuffled)
 
 
-@pytest.mark.parametrize("kill_at", [7, 50, 95, 130])  # in generation 0, mid-run, near the end, resampling
+@pytest.mark.parametrize("kill_at", [2, 7, 50, 95, 130])  # baselines, generation 0, mid-run, near the end, resampling
 def test_a_killed_run_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kill_at: int) -> None:
     study = write_study(tmp_path, evaluator="paretosched.search.analytic:evaluate_noisy",
                         resampling={"max_seeds": 4, "step": 2, "tolerance": 0.05}, **SMALL)
