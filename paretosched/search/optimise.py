@@ -123,7 +123,6 @@ class SearchRun:
         b = study.budget
         total = b.evaluations
         if total is None and b.generations is not None:
-            off = study.algorithm.n_offsprings or study.algorithm.pop_size
             total = study.algorithm.pop_size + (b.generations - 1) * off
         # a finished run only prints a message; a resumed one starts the bar where it stopped
         self.progress = Progress(study.name, total, quiet or state.done, initial=state.n_told)
@@ -148,10 +147,9 @@ class SearchRun:
             self.progress.message(f"run directory: {self.run_dir}")
             if self.ledger.pending or self.state.generation >= 0:
                 self.progress.message(f"resuming after generation {self.state.generation}")
-            reason = None
-            if self.study.algorithm.schedule == "steady":  # baselines and search without barriers (steady.py)
-                reason = SteadyLoop(self).search()
-            elif not self.state.baselines_done:
+            # steady: baselines and search in one pool, without generation barriers (steady.py)
+            reason = SteadyLoop(self).search() if self.study.algorithm.schedule == "steady" else None
+            if not self.state.baselines_done:
                 self._baselines()
             while reason is None and (reason := self._stop_reason()) is None:
                 if not self._generation():

@@ -51,7 +51,7 @@ def default_lag(lag: int | None, workers: int) -> int:
 
 
 class SteadyLoop:
-    """The search part of a steady-state run (after the baselines, before `_finish`)."""
+    """A steady-state run's baselines and search, for `SearchRun` (the re-check is its `_finish`)."""
 
     def __init__(self, run: SearchRun) -> None:
         self.run = run
@@ -73,8 +73,6 @@ class SteadyLoop:
         self.n0 = 0  # generation 0's size, while it is being told
         self.gen0: list[Individual] = []
         run.algo.n_offsprings = 1  # ask() breeds one genome
-        if st.n_told == 0:  # the lag is the run's from now on, whatever --workers a resume gives
-            run._checkpoint()
 
     @property
     def bred(self) -> int:
@@ -84,10 +82,11 @@ class SteadyLoop:
         """Evaluate and tell until the budget is spent; the stop reason."""
         r = self.run
         if self.told == 0:  # generation 0, from the checkpoint taken before anything was asked
+            r._checkpoint()  # the lag is the run's from now on, whatever --workers a resume gives
             pop = r.algo.ask()
             self.n0 = min(len(pop), self.cap or len(pop)) if pop is not None else 0
             self.queue = list(pop[:self.n0]) if pop is not None else []
-            if self.n0 and pop is not None and self.lag:
+            if self.n0:
                 extra = MixedVariableSampling().do(r.algo.problem, self.lag, random_state=r.algo.random_state)
                 self.queue += list(r.algo.eliminate_duplicates.do(extra, pop))
             self.queue = self.queue[:self.cap or len(self.queue)]
@@ -96,6 +95,7 @@ class SteadyLoop:
         base = [] if r.state.baselines_done else [
             Spec("baseline", baseline_config(r.study.base, over), r.seeds, name=name)  # type: ignore[arg-type]
             for name, over in r.study.baselines.items()]
+        r.state.baselines_done = r.state.baselines_done or not base
         with r.engine.pool() as pool:
             for k, spec in enumerate(base):  # first in the pool, and logged first (tags -1, -2, ...)
                 self._submit_spec(pool, -1 - k, spec, [])
