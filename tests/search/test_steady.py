@@ -187,3 +187,38 @@ def test_the_front_is_as_good_as_the_generational_one_and_beats_random_search(tm
     # the true front's hypervolume is 0.877 (analytic.true_hypervolume)
     # medians over seeds 1-4: steady 0.740, generational 0.729, random 0.585
     assert steady > rand + 0.1 and steady >= gen - 0.02, (hv, random_hv)
+
+
+def test_a_wall_time_budget_stops_breeding_and_tells_what_was_bred(tmp_path: Path) -> None:
+    run = run_quiet(write_study(tmp_path, **{**SMALL, "budget": {"wall_time_s": 0.001}}), tmp_path / "run")
+    s = summary(run)
+    # checked once generation 0 is told: the lag's 4 random genomes drawn beside it are still told
+    assert s["stop_reason"] == "wall_time_s" and s["n_told"] == 12 + 4 and s["status"] == "done"
+
+
+def test_the_task_pool_serves_the_cache_and_fills_it(tmp_path: Path) -> None:
+    from paretosched.search.cache import Cache
+
+    cfg = {"scheduler": {"freq": 0.5, "power_off_idle_s": 100, "job_policy": "shortest", "backfilling": "easy"}}
+    fn = "paretosched.search.analytic:evaluate"
+    with Engine(fn, 2, cache=Cache(tmp_path / "cache")) as engine, engine.pool() as pool:
+        for seed in range(4):
+            pool.submit(("a", seed), cfg, seed)
+        done: dict[Any, Any] = {}
+        while len(done) < 4:
+            done.update(pool.wait())
+        assert pool.busy == 0 and not any(r.cached for r in done.values())
+        pool.submit(("b", 0), cfg, 0)
+        again = pool.wait()
+    assert again[0][0] == ("b", 0) and again[0][1].cached and again[0][1].metrics == done[("a", 0)].metrics
+    assert [done[("a", s)].metrics["makespan_s"] for s in range(4)] == [1000.0 + s for s in range(4)]
+
+
+def test_dask_local_cluster_gives_the_serial_log(tmp_path: Path) -> None:
+    from dask.distributed import LocalCluster
+
+    study = write_study(tmp_path, **SMALL)
+    local = run_quiet(study, tmp_path / "local", workers=1)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        dist = run_quiet(study, tmp_path / "dask", dask=cluster.scheduler_address)
+    assert stable_rows(local) == stable_rows(dist)
