@@ -12,13 +12,13 @@ from its predecessor are not simulations) on N workers, under two schedules:
   finishes takes the next one at once (the search tells each result and asks one new genome).
   `--master-s` adds the search's own serial cost per told result (ask/tell/log), which caps the
   rate at which one master can feed workers.
-- `lag`: `algorithm.schedule: steady` as built (paretosched/search/steady.py): the baselines'
-  simulations first in the same pool, then the search's genomes in index order, genome j >= mu + L queued only once results
-  0 .. j-L-1 are told (in index order; L = `--lag`, default 2 x workers; mu the run's pop_size;
-  genomes before mu + L are random draws, queued at once), then resampling and the re-check as
-  batches. On a generational log the same replay
-  uses its genomes' first rows and puts its resampling after them: what the run would have cost
-  under the steady schedule with the same genomes.
+- `lag`: `algorithm.schedule: steady` as built (paretosched/search/steady.py): one pool, FIFO. The
+  baselines' simulations first, then the genomes in index order, genome j >= mu + L queued once
+  result j-L-1 is told (results told in index order; L = `--lag`, default 2 x workers; mu the run's
+  pop_size; genomes before mu + L are random draws, queued at once). Generation g's resampling is
+  queued when result (g+1) mu - 1 is told, and nothing more is told or bred until it is done; the
+  re-check is a batch at the end. On a generational log the same replay takes its genomes in log
+  order: what the run would have cost under the steady schedule with the same genomes.
 
 Efficiency = busy worker-time / (N x makespan). Durations are `wall_s` (each simulation's own
 wall time in its worker), or with `--cpu` the `cpu_s` metric the search_quality benchmark logs.
@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import heapq
+from collections import deque
 import io
 import json
 import tempfile
@@ -104,49 +105,71 @@ def steady(bs: list[Batch], n: int, master_s: float = 0.0) -> float:
     return end
 
 
-def parts(log: Path, cpu: bool = False) -> tuple[list[Batch], list[Batch], list[Batch]]:
-    """(batches before the search, each genome's simulations in index order, batches after it)."""
+def parts(log: Path, cpu: bool = False) -> tuple[Batch, list[Batch], dict[int, Batch], Batch]:
+    """(the baselines' simulations, each genome's in index order, resampling's by generation, the re-check's)."""
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    genomes = [r for r in rows if r["kind"] == "search" and r.get("supersedes") is None]
-    ids = {r["eval_id"] for r in genomes}
-    dur = lambda s: float((s["metrics"] or {}).get("cpu_s", s["wall_s"]) if cpu else s["wall_s"])  # noqa: E731
-    before = [[dur(s) for r in rows if r["kind"] == "baseline" for s in r["per_seed"] if not s["cached"]]]
-    after: list[Batch] = []
     by_id = {r["eval_id"]: r for r in rows}
-    for kind in ("resample", "recheck"):
-        batch = []
-        for r in rows:
-            prev = by_id.get(r["supersedes"]) if r.get("supersedes") is not None else None
-            if r["eval_id"] in ids or r["kind"] == "baseline" or ("resample" if prev else r["kind"]) != kind:
-                continue
-            copied = set(prev["seeds"]) if prev else set()
-            batch += [dur(s) for s in r["per_seed"] if not s["cached"] and s["seed"] not in copied]
-        after.append(batch)
-    return before, [[dur(s) for s in r["per_seed"] if not s["cached"]] for r in genomes], after
+    dur = lambda s: float((s["metrics"] or {}).get("cpu_s", s["wall_s"]) if cpu else s["wall_s"])  # noqa: E731
+    base: Batch = []
+    genomes: list[Batch] = []
+    rounds: dict[int, Batch] = {}
+    recheck: Batch = []
+    for r in rows:
+        prev = by_id.get(r["supersedes"]) if r.get("supersedes") is not None else None
+        copied = set(prev["seeds"]) if prev else set()
+        sims = [dur(s) for s in r["per_seed"] if not s["cached"] and s["seed"] not in copied]
+        if prev is not None:
+            rounds.setdefault(r["generation"], []).extend(sims)
+        elif r["kind"] == "search":
+            genomes.append(sims)
+        else:
+            (base if r["kind"] == "baseline" else recheck).extend(sims)
+    return base, genomes, rounds, recheck
 
 
-def lagged(before: list[Batch], genomes: list[Batch], after: list[Batch], n: int, lag: int, mu: int) -> float:
-    """Makespan of the lag schedule (see the module doc): tasks run FIFO on the first free worker,
-    a genome's tasks not before it is bred; results are told in index order."""
-    free = [0.0] * n
-    t = 0.0  # the baselines share the pool with the first genomes, ahead of them; told before genome 0
-    for d in (d for b in before for d in b):
-        start = heapq.heappop(free)
-        heapq.heappush(free, start + d)
-        t = max(t, start + d)
-    told: list[float] = []  # told[k]: when results 0 .. k are all in
-    for j, tasks in enumerate(genomes):
-        ready = 0.0 if j < mu + lag else told[j - lag - 1]
-        done = ready
-        for d in tasks:
-            start = max(heapq.heappop(free), ready)
-            heapq.heappush(free, start + d)
-            done = max(done, start + d)
-        told.append(max(done, told[-1] if told else t))
-    t = max([t, *free])
-    for b in after:
-        t = list_schedule(b, n, t)
-    return t
+def lagged(base: Batch, genomes: list[Batch], rounds: dict[int, Batch], recheck: Batch, n: int, lag: int,
+           mu: int) -> float:
+    """Makespan of the lag schedule (see the module doc), by discrete events: a free worker takes
+    the pool's next task; results are told in index order; telling result j-L-1 queues genome j;
+    once result (g+1) mu - 1 is told, generation g's resampling goes to the front of the queue and
+    nothing more is told (or bred) until it is done."""
+    queue: deque[tuple[str, int, float]] = deque(("base", 0, d) for d in base)
+    left = {("base", 0): len(base)}  # tasks still out per item
+    for j in range(min(len(genomes), mu + lag)):
+        queue.extend(("genome", j, d) for d in genomes[j])
+        left[("genome", j)] = len(genomes[j])
+    events: list[tuple[float, int, str, int]] = []  # (finish time, tiebreak, kind, index)
+    idle, t, seq, told, bred, blocked = n, 0.0, 0, 0, min(len(genomes), mu + lag), None
+    base_told = not base
+    while True:
+        while idle and queue:
+            kind, k, d = queue.popleft()
+            heapq.heappush(events, (t + d, seq, kind, k))
+            seq, idle = seq + 1, idle - 1
+        if not events:
+            break
+        t, _, kind, k = heapq.heappop(events)
+        idle += 1
+        left[(kind, k)] -= 1
+        if kind == "round" and left[(kind, k)] == 0:
+            blocked = None
+        base_told = base_told or left[("base", 0)] == 0
+        while base_told and blocked is None and told < len(genomes) and left[("genome", told)] == 0:
+            told += 1
+            g = told // mu - 1
+            if told % mu == 0 and rounds.get(g):
+                queue.extendleft(("round", g, d) for d in reversed(rounds[g]))
+                left[("round", g)], blocked = len(rounds[g]), g
+            while bred < len(genomes) and bred - lag <= told and told >= min(mu, len(genomes)):
+                queue.extend(("genome", bred, d) for d in genomes[bred])
+                left[("genome", bred)] = len(genomes[bred])
+                bred += 1
+        if not events and not queue:
+            break
+    g_last = (len(genomes) - 1) // mu
+    if g_last in rounds and (g_last + 1) * mu > len(genomes):  # the last, partial generation's round
+        t = list_schedule(rounds[g_last], n, t)
+    return list_schedule(recheck, n, t)
 
 
 def efficiency(bs: list[Batch], n: int, makespan: float) -> float:
@@ -233,12 +256,12 @@ def main(argv: list[str] | None = None) -> int:
         sizes = sorted(len(b) for b in bs)
         print(f"{log}: {len(tasks)} simulations in {len(bs)} batches (median batch {sizes[len(sizes) // 2]}), "
               f"duration {min(tasks):.3f}-{max(tasks):.3f} s (mean {sum(tasks) / len(tasks):.3f})")
-        before, genomes, after = parts(log, args.cpu)
+        base, genomes, rounds, recheck = parts(log, args.cpu)
         mu = _pop_size(log, args.pop_size)
         print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8} | {'lag':>8}   (lag: L = {args.lag or '2 x workers'}, "
               f"mu = {mu})")
         for n in ns:
-            span = lagged(before, genomes, after, n, args.lag or 2 * n, mu)
+            span = lagged(base, genomes, rounds, recheck, n, args.lag or 2 * n, mu)
             print(f"{n:>8} | {efficiency(bs, n, barrier(bs, n)):>8.3f} | "
                   f"{efficiency(bs, n, steady(bs, n, args.master_s)):>8.3f} | {efficiency(bs, n, span):>8.3f}")
     return 0

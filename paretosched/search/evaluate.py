@@ -162,20 +162,24 @@ class Engine:
 class TaskPool:
     """Single (config, seed) tasks in, completions out as workers finish them (steady.py).
 
-    Serial: the oldest task runs when a completion is asked for. joblib's loky executor (the
-    workers `evaluate` uses) or Dask: tasks queue on the executor, and `wait` returns what has
-    finished, at least one. Cache hits complete at once; new results are cached as they come."""
+    The pool keeps its own queue and hands the workers (joblib's loky processes, or Dask's) at
+    most one task each, so a task submitted `first` (resampling's, which the search waits for)
+    runs next. Serial: the queue's first task runs when a completion is asked for. Cache hits
+    complete at once; new results are cached as they come."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._digests: dict[str, dict[str, str | None]] = {}
         self._done: list[tuple[Hashable, SeedResult]] = []
-        self._serial: deque[tuple[Hashable, str, dict[str, Any], int]] = deque()
+        self._queue: deque[tuple[Hashable, str, dict[str, Any], int]] = deque()
         self._futures: dict[Any, tuple[Hashable, str, int]] = {}
         self._executor: Any = None
-        if engine._client is None and engine.workers > 1:
+        self._slots = engine.workers
+        if engine._client is not None:
+            self._slots = max(1, sum(engine._client.nthreads().values()))
+        elif engine.workers > 1:
             # loky (joblib's process pool: cloudpickle, spawn), its own pool: joblib's reusable one
-            # belongs to Parallel, which `evaluate` (baselines, resampling, re-check) still uses
+            # belongs to Parallel, which `evaluate` (baselines, re-check) uses
             from joblib.externals.loky import ProcessPoolExecutor
 
             self._executor = ProcessPoolExecutor(max_workers=engine.workers)
@@ -184,9 +188,10 @@ class TaskPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        for fut in self._futures:  # an interrupted search leaves no queued work behind
+        for fut in self._futures:  # an interrupted search leaves no work behind
             fut.cancel()
         self._futures.clear()
+        self._queue.clear()
         if self._executor is not None:
             self._executor.shutdown(wait=exc[0] is None, kill_workers=exc[0] is not None)
             self._executor = None
@@ -194,28 +199,37 @@ class TaskPool:
     @property
     def busy(self) -> int:
         """Tasks submitted and not yet handed back."""
-        return len(self._done) + len(self._serial) + len(self._futures)
+        return len(self._done) + len(self._queue) + len(self._futures)
 
-    def submit(self, tag: Hashable, cfg: dict[str, Any], seed: int) -> None:
+    def submit(self, tag: Hashable, cfg: dict[str, Any], seed: int, first: bool = False) -> None:
+        """Queue a task (at the front with `first`); its completion comes back from `wait` with `tag`."""
         io = canonical([cfg.get("platform"), cfg.get("workload")])
         if io not in self._digests:
             self._digests[io] = input_digest(cfg)
         key = cache_key(cfg, seed, self._digests[io], self.engine._evaluator)
         hit = self.engine.cache.get(key)
-        fn = self.engine.fn
         if hit is not None:
             self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
-        elif self.engine._client is not None:
-            self._futures[self.engine._client.submit(run_one, fn, cfg, seed, pure=False)] = (tag, key, seed)
-        elif self._executor is not None:
-            self._futures[self._executor.submit(run_one, fn, cfg, seed)] = (tag, key, seed)
+        elif first:
+            self._queue.appendleft((tag, key, cfg, seed))
         else:
-            self._serial.append((tag, key, cfg, seed))
+            self._queue.append((tag, key, cfg, seed))
+        self._feed()
+
+    def _feed(self) -> None:
+        client, fn = self.engine._client, self.engine.fn
+        if client is None and self._executor is None:
+            return
+        while self._queue and len(self._futures) < self._slots:
+            tag, key, cfg, seed = self._queue.popleft()
+            fut = client.submit(run_one, fn, cfg, seed, pure=False) if client is not None else \
+                self._executor.submit(run_one, fn, cfg, seed)
+            self._futures[fut] = (tag, key, seed)
 
     def wait(self) -> list[tuple[Hashable, SeedResult]]:
         """Completed tasks (at least one, blocking until then; [] when nothing is submitted)."""
-        if not self._done and self._serial:
-            tag, key, cfg, seed = self._serial.popleft()
+        if not self._done and self._queue and not self._futures:  # serial
+            tag, key, cfg, seed = self._queue.popleft()
             self._done.append((tag, self._result(key, seed, run_one(self.engine.fn, cfg, seed))))
         elif not self._done and self._futures:
             if self.engine._client is not None:
@@ -230,6 +244,7 @@ class TaskPool:
             for fut in [f for f in self._futures if f in finished]:
                 tag, key, seed = self._futures.pop(fut)
                 self._done.append((tag, self._result(key, seed, fut.result())))
+            self._feed()  # the freed workers' next tasks, before the caller looks at the results
         out, self._done = self._done, []
         return out
 

@@ -15,9 +15,11 @@ which worker finished first:
 
 Every bred genome goes to the engine's task pool at once, so a worker waits only when result
 j - L - 1 is still out. The baselines' simulations go first into the same pool, beside generation
-0's, and their rows are logged before generation 0's. `budget.generations` counts mu results as one generation; rows carry
-generation j // mu. Resampling (docs/search.md) runs once, when the budget is spent, before the
-re-check: before then survival ranks each genome on the study's seeds.
+0's, and their rows are logged before generation 0's. `budget.generations` counts mu results as one
+generation; rows carry generation j // mu. Resampling (docs/search.md) runs after every mu results
+(and after the last), as after a generation: its seeds go through the same pool, the master tells
+nothing meanwhile (workers go on with the genomes already bred), and the population's means are
+refreshed before the next genome is bred.
 
 Resume: every mu results the checkpoint holds the algorithm (population, and RNG after the last
 genome bred), the number told and the genomes bred but not told; the rows an interrupted session
@@ -26,7 +28,7 @@ logged after it are replayed in index order, not simulated again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pymoo.core.individual import Individual
@@ -36,6 +38,7 @@ from pymoo.core.population import Population
 from paretosched.search.evaluate import TaskPool
 from paretosched.search.ledger import Spec
 from paretosched.search.problem import tell_objectives
+from paretosched.search.resample import refresh_objectives
 from paretosched.search.runlog import SeedResult
 from paretosched.search.study import baseline_config
 
@@ -63,6 +66,7 @@ class SteadyLoop:
         b = run.study.budget
         caps = [c for c in (b.evaluations, None if b.generations is None else self.mu * b.generations) if c]
         self.cap = min(caps) if caps else None
+        self.evaluations = b.evaluations
         self.told = st.n_told
         self.queue: list[Individual] = list(st.steady["queue"])  # bred, not told: genomes told .. bred-1
         self.specs = [self._spec(q) for q in self.queue]  # what each queued genome evaluates
@@ -171,14 +175,14 @@ class SteadyLoop:
         else:
             self._tell_pymoo([eid], [ind])
         if self.told < (self.cap or np.inf) and self.told % self.mu == 0:
-            self._record(self.told // self.mu - 1)
+            self._record(self.told // self.mu - 1, self._resample(pool, self.told // self.mu - 1))
         if self.breeding and r._stop_reason() is not None:
             self.breeding = False  # a wall-time budget: what is bred still runs and is told
         self._breed_more(pool)
 
     def _breed_more(self, pool: TaskPool) -> None:
         """Breed (and submit) every genome the population after `told` results may breed."""
-        while self.breeding and self.bred - self.lag <= self.told and self.bred < (self.cap or np.inf):
+        while self.breeding and self.bred - self.lag <= self.told and self.bred < self._room():
             child = self._breed()
             if child is None:
                 self.breeding = False
@@ -186,6 +190,22 @@ class SteadyLoop:
             self.queue.append(child)
             self.specs.append(self._spec(child))
             self._submit(pool, self.bred - 1)
+
+    def _room(self) -> float:
+        """Genomes the budget holds, resampling's seeds so far counted as in `SearchRun._spent`."""
+        r = self.run
+        left = np.inf if self.evaluations is None else self.evaluations - r.state.n_resampled / len(r.seeds)
+        return min(left, self.cap or np.inf)
+
+    def _resample(self, pool: TaskPool, gen: int) -> int:
+        """A generation's resampling (resample.py) through the pool; the population's means refreshed."""
+        r = self.run
+        if not r.resampler.active:
+            return 0
+        added = r.resampler.run(_PoolEngine(pool, self.results), gen)  # type: ignore[arg-type]
+        r.state.n_resampled += added
+        refresh_objectives(r.algo.pop, r._population_ids(), r.ledger, r.signs)
+        return added
 
     def _tell_pymoo(self, ids: list[int], inds: list[Individual]) -> None:
         r = self.run
@@ -221,11 +241,30 @@ class SteadyLoop:
         self.gen_ids = []
 
     def _last_record(self) -> None:
-        """Resampling near the front (the one round of a steady run), then the last record."""
+        """The last generation's resampling and record."""
         r = self.run
         gen = (self.told - 1) // self.mu
         if r.resampler.active:
             r.progress.stage(f"generation {gen}: extra seeds near the front")
-        added = r.resampler.run(r.engine, gen)
-        r.state.n_resampled += added
-        self._record(gen, added)
+        with r.engine.pool() as pool:
+            self._record(gen, self._resample(pool, gen))
+
+
+class _PoolEngine:
+    """`Engine.evaluate` for resampling's batches, run through the steady run's task pool; the
+    genomes' results that complete meanwhile are kept for their turn."""
+
+    def __init__(self, pool: TaskPool, genome_results: dict[int, dict[int, SeedResult]]) -> None:
+        self.pool, self.genome_results = pool, genome_results
+
+    def evaluate(self, tasks: list[tuple[dict[str, Any], int]], on_done: Any = None) -> list[SeedResult]:
+        for k, (cfg, seed) in enumerate(tasks):
+            self.pool.submit(("resample", k), cfg, seed, first=True)  # the search waits for these
+        out: dict[int, SeedResult] = {}
+        while len(out) < len(tasks):
+            for tag, res in self.pool.wait():
+                if tag[0] == "resample":
+                    out[tag[1]] = res
+                else:
+                    self.genome_results[tag[0]][tag[1]] = res
+        return [out[k] for k in range(len(tasks))]
