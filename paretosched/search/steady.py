@@ -116,9 +116,9 @@ class SteadyLoop:
                 if base or self.told < self.bred:
                     for (j, seed), res in pool.wait():
                         self.results[j][seed] = res
-        if self.told == 0:
-            return "no_new_offspring"
-        self._last_record()
+            if self.told == 0:
+                return "no_new_offspring"
+            self._last_record(pool)
         return r._stop_reason() or "no_new_offspring"
 
     # ----------------------------------------------------------------------------------------
@@ -240,14 +240,13 @@ class SteadyLoop:
         r.progress.update(self.told, record)
         self.gen_ids = []
 
-    def _last_record(self) -> None:
+    def _last_record(self, pool: TaskPool) -> None:
         """The last generation's resampling and record."""
         r = self.run
         gen = (self.told - 1) // self.mu
         if r.resampler.active:
             r.progress.stage(f"generation {gen}: extra seeds near the front")
-        with r.engine.pool() as pool:
-            self._record(gen, self._resample(pool, gen))
+        self._record(gen, self._resample(pool, gen))
 
 
 class _PoolEngine:
@@ -258,8 +257,8 @@ class _PoolEngine:
         self.pool, self.genome_results = pool, genome_results
 
     def evaluate(self, tasks: list[tuple[dict[str, Any], int]], on_done: Any = None) -> list[SeedResult]:
-        for k, (cfg, seed) in enumerate(tasks):
-            self.pool.submit(("resample", k), cfg, seed, first=True)  # the search waits for these
+        for k in reversed(range(len(tasks))):  # each to the front: the search waits for these
+            self.pool.submit(("resample", k), *tasks[k], first=True)
         out: dict[int, SeedResult] = {}
         while len(out) < len(tasks):
             for tag, res in self.pool.wait():
