@@ -177,7 +177,7 @@ def efficiency(bs: list[Batch], n: int, makespan: float) -> float:
     return busy / (n * makespan) if makespan > 0 else 1.0
 
 
-def search_overhead(n: int) -> float:
+def search_overhead(n: int, schedule: str = "generational") -> float:
     """CPU seconds per evaluation of the search itself (see the module doc)."""
     from paretosched.search.analytic import study_dict
     from paretosched.search.optimise import optimise
@@ -186,6 +186,8 @@ def search_overhead(n: int) -> float:
         study = study_dict(budget={"evaluations": n}, seeds=2)
         for key in ("algorithm", "resampling"):  # the defaults, as a user's study has them
             study.pop(key, None)
+        if schedule != "generational":
+            study["algorithm"] = {"schedule": schedule}
         path = Path(tmp) / "study.yaml"
         path.write_text(yaml.safe_dump(study))
         t0, w0 = time.process_time(), time.perf_counter()
@@ -194,7 +196,7 @@ def search_overhead(n: int) -> float:
         cpu, wall = time.process_time() - t0, time.perf_counter() - w0
         s = json.loads((run / "summary.json").read_text())
     told = s["n_told"]
-    print(f"search overhead: {cpu:.2f} CPU s ({wall:.2f} s wall: fsyncs) for a budget of {n} evaluations "
+    print(f"search overhead ({schedule}): {cpu:.2f} CPU s ({wall:.2f} s wall: fsyncs) for a budget of {n} evaluations "
           f"({told} genomes + {s['n_resampled']} resampled seeds, {len(s['generations'])} generations) = "
           f"{1000 * cpu / n:.2f} ms CPU, {1000 * wall / n:.2f} ms wall per evaluation (analytic problem: simulations ~0)")
     return cpu / n
@@ -236,6 +238,8 @@ def _pop_size(log: Path, given: int | None) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--overhead", type=int, metavar="N", help="time the search's own CPU over N evaluations")
+    ap.add_argument("--schedule", default="generational", choices=["generational", "steady"],
+                    help="--overhead: the study's algorithm.schedule")
     ap.add_argument("--dask", type=int, metavar="N", help="time N no-op tasks through a Dask LocalCluster")
     ap.add_argument("logs", nargs="*", help="run directories or evaluations.jsonl files")
     ap.add_argument("--workers", default="2,8,32,128")
@@ -246,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ns = [int(n) for n in args.workers.split(",")]
     if args.overhead:
-        search_overhead(args.overhead)
+        search_overhead(args.overhead, args.schedule)
     if args.dask:
         dask_overhead(args.dask)
     for item in args.logs:

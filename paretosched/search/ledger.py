@@ -80,6 +80,7 @@ class Ledger:
         self.next_id = next_eval_id
         self.successor: dict[int, int] = {}
         self._pending_keys: set[str] | None = None
+        self._unlogged: list[Evaluation] = []  # rows `record` made, for `flush` to log
         for eid in sorted(self.rows):
             self._link(self.rows[eid])
 
@@ -136,7 +137,7 @@ class Ledger:
     def record(self, spec: Spec, generation: int, results: dict[int, SeedResult]) -> int:
         """Eval id of one `spec` told in index order (steady.py): a genome seen before keeps its
         id, a row an interrupted session logged under the next id is replayed, otherwise a row is
-        made from `results` (seed -> result) and logged at once."""
+        made from `results` (seed -> result), logged by the next `flush`."""
         key = spec.key()
         if key in self.by_key:
             return self.by_key[key]
@@ -149,12 +150,19 @@ class Ledger:
             row = self.pending.pop(eid)
         else:
             row = make_row(eid, spec, generation, [results[s] for s in spec.seeds], self.objectives)
-            append_rows(self.run_dir, [row])
+            self._unlogged.append(row)
         self.next_id += 1
         self.by_key[key] = eid
         self.rows[eid] = row
         self._link(row)
         return eid
+
+    def flush(self) -> None:
+        """Log the rows `record` made, in one write and fsync (an fsync per row costs the search
+        milliseconds per result); rows a crash loses before it are simulated again, or served by
+        the cache, on resume."""
+        append_rows(self.run_dir, self._unlogged)
+        self._unlogged = []
 
     def replayable(self, spec: Spec) -> bool:
         """True when `spec` needs no simulation: told before, or logged by an interrupted session."""

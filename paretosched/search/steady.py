@@ -202,6 +202,7 @@ class SteadyLoop:
         r = self.run
         if not r.resampler.active:
             return 0
+        r.ledger.flush()  # resampling logs its own rows, after these
         added = r.resampler.run(_PoolEngine(pool, self.results), gen)  # type: ignore[arg-type]
         r.state.n_resampled += added
         refresh_objectives(r.algo.pop, r._population_ids(), r.ledger, r.signs)
@@ -230,6 +231,7 @@ class SteadyLoop:
     def _record(self, gen: int, resampled: int = 0) -> None:
         """Generation `gen`'s record, outputs and checkpoint (every mu results, and at the end)."""
         r = self.run
+        r.ledger.flush()
         r.state.generation = gen
         record = r._record(gen, self.gen_ids, resampled)
         r.state.generations.append(record)
