@@ -4,8 +4,9 @@ The function that turns a config dict and a seed into metrics is injectable: a c
 `'module:function'` reference a study names (imported once per worker). The default is the
 twin's `paretosched.search.twin.evaluate`, passed as the function itself.
 
-Results come back in task order whatever the backend, so nothing downstream depends on
-which worker finished first. An exception inside a simulation is a *result* (status failed,
+`Engine.evaluate` returns results in task order whatever the backend, so nothing downstream
+depends on which worker finished first. `Engine.pool()` (the steady-state search) takes single
+tasks and hands back completions in the order workers finish them; its caller restores the order. An exception inside a simulation is a *result* (status failed,
 error text), never an exception of the engine: the run goes on.
 """
 
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections import Counter
-from typing import Any, Callable, Iterator
+from collections import Counter, deque
+from typing import Any, Callable, Hashable, Iterator
 
 from paretosched.errors import UserError
 from paretosched.search.cache import Cache, cache_key, input_digest
@@ -152,3 +153,103 @@ class Engine:
 
         return iter(Parallel(n_jobs=self.workers, backend="loky", return_as="generator")(
             delayed(run_one)(self.fn, cfg, seed) for cfg, seed in todo))
+
+    def pool(self) -> TaskPool:
+        """A pool of single tasks on this engine's workers (use as a context manager)."""
+        return TaskPool(self)
+
+
+class TaskPool:
+    """Single (config, seed) tasks in, completions out as workers finish them (steady.py).
+
+    The pool keeps its own queue and hands the workers (joblib's loky processes, or Dask's) at
+    most one task each, so a task submitted `first` (resampling's, which the search waits for)
+    runs next. Serial: the queue's first task runs when a completion is asked for. Cache hits
+    complete at once; new results are cached as they come."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._digests: dict[str, dict[str, str | None]] = {}
+        self._done: list[tuple[Hashable, SeedResult]] = []
+        self._queue: deque[tuple[Hashable, str, dict[str, Any], int]] = deque()
+        self._futures: dict[Any, tuple[Hashable, str, int]] = {}
+        self._executor: Any = None
+        self._slots = engine.workers
+        if engine._client is not None:
+            self._slots = max(1, sum(engine._client.nthreads().values()))
+        elif engine.workers > 1:
+            # loky (joblib's process pool: cloudpickle, spawn), its own pool: joblib's reusable one
+            # belongs to Parallel, which `evaluate` (baselines, re-check) uses
+            from joblib.externals.loky import ProcessPoolExecutor
+
+            self._executor = ProcessPoolExecutor(max_workers=engine.workers)
+
+    def __enter__(self) -> TaskPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for fut in self._futures:  # an interrupted search leaves no work behind
+            fut.cancel()
+        self._futures.clear()
+        self._queue.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=exc[0] is None, kill_workers=exc[0] is not None)
+            self._executor = None
+
+    @property
+    def busy(self) -> int:
+        """Tasks submitted and not yet handed back."""
+        return len(self._done) + len(self._queue) + len(self._futures)
+
+    def submit(self, tag: Hashable, cfg: dict[str, Any], seed: int, first: bool = False) -> None:
+        """Queue a task (at the front with `first`); its completion comes back from `wait` with `tag`."""
+        io = canonical([cfg.get("platform"), cfg.get("workload")])
+        if io not in self._digests:
+            self._digests[io] = input_digest(cfg)
+        key = cache_key(cfg, seed, self._digests[io], self.engine._evaluator)
+        hit = self.engine.cache.get(key)
+        if hit is not None:
+            self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
+        elif first:
+            self._queue.appendleft((tag, key, cfg, seed))
+        else:
+            self._queue.append((tag, key, cfg, seed))
+        self._feed()
+
+    def _feed(self) -> None:
+        client, fn = self.engine._client, self.engine.fn
+        if client is None and self._executor is None:
+            return
+        while self._queue and len(self._futures) < self._slots:
+            tag, key, cfg, seed = self._queue.popleft()
+            fut = client.submit(run_one, fn, cfg, seed, pure=False) if client is not None else \
+                self._executor.submit(run_one, fn, cfg, seed)
+            self._futures[fut] = (tag, key, seed)
+
+    def wait(self) -> list[tuple[Hashable, SeedResult]]:
+        """Completed tasks (at least one, blocking until then; [] when nothing is submitted)."""
+        if not self._done and self._queue and not self._futures:  # serial
+            tag, key, cfg, seed = self._queue.popleft()
+            self._done.append((tag, self._result(key, seed, run_one(self.engine.fn, cfg, seed))))
+        elif not self._done and self._futures:
+            if self.engine._client is not None:
+                from dask.distributed import wait as dask_wait
+
+                finished = dask_wait(list(self._futures), return_when="FIRST_COMPLETED").done
+            else:
+                import concurrent.futures as cf
+
+                finished = cf.wait(list(self._futures), return_when=cf.FIRST_COMPLETED).done
+            # several at once: in submission order, so a serial replay of the same completions matches
+            for fut in [f for f in self._futures if f in finished]:
+                tag, key, seed = self._futures.pop(fut)
+                self._done.append((tag, self._result(key, seed, fut.result())))
+            self._feed()  # the freed workers' next tasks, before the caller looks at the results
+        out, self._done = self._done, []
+        return out
+
+    def _result(self, key: str, seed: int, outcome: tuple[Any, ...]) -> SeedResult:
+        status, metrics, error, wall = outcome
+        if status == "ok" and metrics is not None:
+            self.engine.cache.put(key, metrics)
+        return SeedResult(int(seed), status, metrics, error, wall, False)

@@ -79,6 +79,8 @@ class Ledger:
                             "resume from what the log holds")
         self.next_id = next_eval_id
         self.successor: dict[int, int] = {}
+        self._pending_keys: set[str] | None = None
+        self._unlogged: list[Evaluation] = []  # rows `record` made, for `flush` to log
         for eid in sorted(self.rows):
             self._link(self.rows[eid])
 
@@ -131,6 +133,43 @@ class Ledger:
             new_rows.append(row)
         append_rows(self.run_dir, new_rows)  # one generation at a time, in eval id order
         return ids
+
+    def record(self, spec: Spec, generation: int, results: dict[int, SeedResult]) -> int:
+        """Eval id of one `spec` told in index order (steady.py): a genome seen before keeps its
+        id, a row an interrupted session logged under the next id is replayed, otherwise a row is
+        made from `results` (seed -> result), logged by the next `flush`."""
+        key = spec.key()
+        if key in self.by_key:
+            return self.by_key[key]
+        eid = self.next_id
+        if eid in self.pending:
+            if row_key(self.pending[eid]) != key:
+                raise UserError(f"{self.run_dir / LOG}: logged evaluation {eid} is not the genome this session "
+                                "proposes (another paretosched or pymoo version?); finish the run with the "
+                                "versions that started it, or start a new run (another --out)")
+            row = self.pending.pop(eid)
+        else:
+            row = make_row(eid, spec, generation, [results[s] for s in spec.seeds], self.objectives)
+            self._unlogged.append(row)
+        self.next_id += 1
+        self.by_key[key] = eid
+        self.rows[eid] = row
+        self._link(row)
+        return eid
+
+    def flush(self) -> None:
+        """Log the rows `record` made, in one write and fsync (an fsync per row costs the search
+        milliseconds per result); rows a crash loses before it are simulated again, or served by
+        the cache, on resume."""
+        append_rows(self.run_dir, self._unlogged)
+        self._unlogged = []
+
+    def replayable(self, spec: Spec) -> bool:
+        """True when `spec` needs no simulation: told before, or logged by an interrupted session."""
+        if self._pending_keys is None:  # pending only shrinks, into by_key
+            self._pending_keys = {row_key(r) for r in self.pending.values()}
+        key = spec.key()
+        return key in self.by_key or key in self._pending_keys
 
     def _known_seeds(self, spec: Spec) -> dict[int, SeedResult]:
         """Per-seed results a resampled genome already has (from the row it supersedes)."""

@@ -32,6 +32,7 @@ from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.fidelity import make_screener
 from paretosched.search.screening import room, widened
+from paretosched.search.steady import SteadyLoop
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
 from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
@@ -122,7 +123,6 @@ class SearchRun:
         b = study.budget
         total = b.evaluations
         if total is None and b.generations is not None:
-            off = study.algorithm.n_offsprings or study.algorithm.pop_size
             total = study.algorithm.pop_size + (b.generations - 1) * off
         # a finished run only prints a message; a resumed one starts the bar where it stopped
         self.progress = Progress(study.name, total, quiet or state.done, initial=state.n_told)
@@ -147,12 +147,13 @@ class SearchRun:
             self.progress.message(f"run directory: {self.run_dir}")
             if self.ledger.pending or self.state.generation >= 0:
                 self.progress.message(f"resuming after generation {self.state.generation}")
+            # steady: baselines and search in one pool, without generation barriers (steady.py)
+            reason = SteadyLoop(self).search() if self.study.algorithm.schedule == "steady" else None
             if not self.state.baselines_done:
                 self._baselines()
-            while (reason := self._stop_reason()) is None:
+            while reason is None and (reason := self._stop_reason()) is None:
                 if not self._generation():
                     reason = "no_new_offspring"
-                    break
             self.state.stop_reason = reason
             self._finish()
         finally:

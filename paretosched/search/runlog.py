@@ -256,6 +256,7 @@ class Checkpoint:
     resampling: bool = True
     n_screened: int = 0  # screen rows (screening by prefix) logged so far
     recheck_ids: dict[str, int] = field(default_factory=dict)
+    steady: dict[str, Any] | None = None  # schedule steady: lag and the genomes bred but not yet told (steady.py)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in fields(self)}}

@@ -71,12 +71,26 @@ class AlgorithmSpec(_Strict):
         default_factory=list, description="configs whose genomes open generation 0 (when the genes can hold their "
         "values): the study's base, its baselines")
 
+    schedule: Literal["generational", "steady"] = Field(
+        "generational", description="generational: evaluate a generation, then survival; steady: tell results in "
+        "index order and breed one offspring per result, so workers never wait for a generation (docs/search.md)")
+    lag: int | None = Field(None, ge=1, le=MAX_POP_SIZE, description="schedule steady: offspring j is bred once "
+                            "results 0 .. j-lag-1 are told; null = 2 x parallel.workers")
+
     @field_validator("start_from")
     @classmethod
     def _once_each(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("name base and baselines once each")
         return v
+
+    @model_validator(mode="after")
+    def _steady_keys(self) -> AlgorithmSpec:
+        if self.schedule == "generational" and self.lag is not None:
+            raise ValueError("lag: a setting of schedule: steady")
+        if self.schedule == "steady" and self.n_offsprings is not None:
+            raise ValueError("n_offsprings: schedule: steady breeds one offspring per result told; leave it out")
+        return self
 
 
 class ParallelSpec(_Strict):
@@ -253,6 +267,8 @@ def resolve_study(study: Study, path: Path) -> Study:
             raise UserError(str(exc).replace(f"{src}: baselines.{bname}: ", f"{src}: baselines.{bname}.", 1)) from None
     if study.evaluator is not None:
         _import_evaluator(study.evaluator, src)
+    if study.algorithm.schedule == "steady" and study.screening is not None:
+        raise UserError(f"{src}: screening: screens a generation's offspring; not with algorithm.schedule: steady")
     w = base.get("workload") or {}
     if study.screening is not None and study.screening.by == "prefix" and w.get("jobs") is None \
             and w.get("n_jobs") is None and "workload.n_jobs" not in study.search:
