@@ -195,7 +195,10 @@ class SlurmScheduler:
             for g in job.groups:
                 cores[g.proc.idx] += len(g.cores)
                 mem[g.proc.node.idx] += len(g.cores) * job.mem
-            releases.append((estimated_end(job, now), cores, mem))
+            # a job past its estimate still holds its cores now: it releases them just after now, never
+            # in the row of what is free now (where they were given out twice: a start on busy cores)
+            end = estimated_end(job, now)
+            releases.append((end if end > now else math.nextafter(now, math.inf), cores, mem))
         for job in [j for j in self.booting if j.start >= 0]:
             del self.booting[job]
         releases += list(self.booting.values())
