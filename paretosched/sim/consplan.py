@@ -206,14 +206,20 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
                 o0 = 0 if t0 == now else bisect_left(times, t0)
                 o1 = bisect_left(times, t1, lo=o0)
         duration = job.req_ops / speed
-        found = _earliest(times, free, size, duration, before, o0, o1, twin.free_total)
+        # its own reservation counted as free: given back in place (rows o0..o1 are its start
+        # and end), and taken again only if it stays
+        for r in range(o0, o1):
+            free[r] += size
+        found = _earliest(times, free, size, duration, before, twin.free_total)
         if found < 0:
+            for r in range(o0, o1):
+                free[r] -= size
             continue  # no earlier slot: its reservation stays (a new job always finds one)
-        if o0 < m:
-            hold(old[0], old[1], -size)
         if found == 0:
             cap = min(free[:max(bisect_left(times, now + duration, lo=1), 1)])
-            alloc = rsel.allocate(job, limits_in_rank(members, [cap]), None)
+            # a cap of every free core lists no processor: no walk
+            limits = {} if cap >= twin.free_total else limits_in_rank(members, [cap])
+            alloc = rsel.allocate(job, limits, None)
             if alloc is None:  # cannot happen on identical processors: counts decide
                 raise RuntimeError(f"conservative: job {job.id} fits {size} of {cap} cores but was refused")
             duration = job.req_ops / min(p.speed * p.factor for p, _ in alloc)
@@ -230,18 +236,17 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
 
 
 def _earliest(times: list[float], free: list[int], size: int, duration: float, before: int,
-              o0: int, o1: int, free_now: int) -> int:
-    """The first row before `before` where `size` cores are free for `duration` (rows o0..o1
-    counted with `size` more: the job's own reservation), or -1."""
+              free_now: int) -> int:
+    """The first row before `before` where `size` cores are free for `duration`, or -1."""
     m = len(times)
     i = 0
     while i < before:
-        if free[i] + (size if o0 <= i < o1 else 0) < size:
+        if free[i] < size:
             i += 1
             continue
         t_end = times[i] + duration
         j = i + 1
-        while j < m and times[j] < t_end and free[j] + (size if o0 <= j < o1 else 0) >= size:
+        while j < m and times[j] < t_end and free[j] >= size:
             j += 1
         if j < m and times[j] < t_end:
             i = j + 1  # row j is short: no start before it can span it
