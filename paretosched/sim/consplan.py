@@ -135,6 +135,8 @@ def limits_in_rank(members: list[list[Any]], cap: list[int], groups: Any = None)
             if n < left:
                 left -= n
                 continue
+            if not n:
+                continue  # (a cap below zero goes to the next processor with a free core)
             if left < n:
                 out[p.idx] = left
             # the cap is used up: every later processor with a free core gets none
