@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from paretosched.sim.endorder import end_order
@@ -128,13 +129,19 @@ def limits_in_rank(members: list[list[Any]], cap: list[int], groups: Any = None)
     out = {}
     for g in range(len(members)) if groups is None else groups:
         left = cap[g]
-        for p in members[g]:
+        ps = members[g]
+        for i, p in enumerate(ps):
             n = len(p.free)
-            if n:
-                k = n if n < left else left
-                if k < n:
-                    out[p.idx] = k
-                left -= k
+            if n < left:
+                left -= n
+                continue
+            if not n:
+                continue  # (a cap below zero goes to the next processor with a free core)
+            if left < n:
+                out[p.idx] = left
+            # the cap is used up: every later processor with a free core gets none
+            out.update({q.idx: 0 for q in ps[i + 1:] if q.free})
+            break
     return out
 
 
@@ -155,31 +162,32 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
     speed = plan.slowest
     # the profile: row 0 is free now; jobs past their estimate release in a row of their own at now
     delta: dict[float, int] = {}
+    get = delta.get
     overrun = 0
     for job in twin.running:
         e = est[job]
         if e > now:
-            delta[e] = delta.get(e, 0) + job.size
+            delta[e] = get(e, 0) + job.size
         else:
             overrun += job.size
     held_now = 0
     for t0, t1, size, _ in res.values():
         if t0 > now:
-            delta[t0] = delta.get(t0, 0) - size
-            delta[t1] = delta.get(t1, 0) + size
+            delta[t0] = get(t0, 0) - size
+            delta[t1] = get(t1, 0) + size
         elif t0 == now:  # due now: held from row 0 (one whose start has passed is made afresh)
             held_now += size
-            delta[t1] = delta.get(t1, 0) + size
+            delta[t1] = get(t1, 0) + size
     times = [now]
     free = [twin.free_total - held_now]
     if overrun:
         times.append(now)
         free.append(free[0] + overrun)
-    f = free[-1]
-    for t in sorted(delta):
-        f += delta[t]
-        times.append(t)
-        free.append(f)
+    ts = sorted(delta)
+    times += ts
+    steps = accumulate(map(delta.__getitem__, ts), initial=free[-1])
+    next(steps)  # (the row before)
+    free += steps
     broken = min(free) < 0  # as in `conservative`: reservations overran by running jobs
 
     def hold(t0: float, t1: float, size: int, row: int | None = None) -> None:
@@ -188,35 +196,57 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
         for r in range(a, b):
             free[r] -= size
 
+    # the most free cores in rows before `seen` (kept while no hold changes the profile: queued
+    # jobs mostly come in the order of their slots, so each check scans only the rows past it)
+    seen = 0
+    most = 0
     for job in jsel.order(twin.queue):
+        old = res.get(job)
+        if old is not None and not compress and old[0] > now and not broken:
+            continue
         size = job.size
         m = len(times)
         before = m
         o0 = o1 = m  # the rows the job's own reservation holds (none)
-        old = res.get(job)
         if old is not None:
             t0, t1 = old[0], old[1]
             if t0 > now and not broken:
-                if not compress:
-                    continue
                 before = bisect_left(times, t0)
-                if not before or max(free[:before]) < size:
+                if before > seen:
+                    top = max(free[seen:before])
+                    if seen and most > top:
+                        top = most
+                    most, seen = top, before
+                elif before == seen:
+                    top = most
+                else:
+                    top = max(free[:before]) if before else -1
+                if top < size:
                     continue  # cannot move earlier: its reservation stays as it is
-            if t0 >= now:
+                o0 = before
+                o1 = bisect_left(times, t1, lo=o0)
+            elif t0 >= now:
                 o0 = 0 if t0 == now else bisect_left(times, t0)
                 o1 = bisect_left(times, t1, lo=o0)
         duration = job.req_ops / speed
-        found = _earliest(times, free, size, duration, before, o0, o1, twin.free_total)
+        # its own reservation counted as free: given back in place (rows o0..o1 are its start
+        # and end), and taken again only if it stays
+        for r in range(o0, o1):
+            free[r] += size
+        found = _earliest(times, free, size, duration, before, twin.free_total)
         if found < 0:
+            for r in range(o0, o1):
+                free[r] -= size
             continue  # no earlier slot: its reservation stays (a new job always finds one)
-        if o0 < m:
-            hold(old[0], old[1], -size)
+        seen = 0  # the holds below change the profile
         if found == 0:
             cap = min(free[:max(bisect_left(times, now + duration, lo=1), 1)])
-            alloc = rsel.allocate(job, limits_in_rank(members, [cap]), None)
+            # a cap of every free core lists no processor: no walk
+            limits = {} if cap >= twin.free_total else limits_in_rank(members, [cap])
+            alloc = rsel.allocate(job, limits, None)
             if alloc is None:  # cannot happen on identical processors: counts decide
                 raise RuntimeError(f"conservative: job {job.id} fits {size} of {cap} cores but was refused")
-            duration = job.req_ops / min(p.speed * p.factor for p, _ in alloc)
+            duration = job.req_ops / min([p.speed * p.factor for p, _ in alloc])
             twin.start(job, alloc)
             res.pop(job, None)
             hold(now, hold_end(now, duration), size)
@@ -230,18 +260,17 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
 
 
 def _earliest(times: list[float], free: list[int], size: int, duration: float, before: int,
-              o0: int, o1: int, free_now: int) -> int:
-    """The first row before `before` where `size` cores are free for `duration` (rows o0..o1
-    counted with `size` more: the job's own reservation), or -1."""
+              free_now: int) -> int:
+    """The first row before `before` where `size` cores are free for `duration`, or -1."""
     m = len(times)
     i = 0
     while i < before:
-        if free[i] + (size if o0 <= i < o1 else 0) < size:
+        if free[i] < size:
             i += 1
             continue
         t_end = times[i] + duration
         j = i + 1
-        while j < m and times[j] < t_end and free[j] + (size if o0 <= j < o1 else 0) >= size:
+        while j < m and times[j] < t_end and free[j] >= size:
             j += 1
         if j < m and times[j] < t_end:
             i = j + 1  # row j is short: no start before it can span it
@@ -257,7 +286,7 @@ def wake(twin: Twin, plan: Plan) -> None:
     """A decision at the earliest reservation: when running jobs overrun their estimates (or a
     job of no duration ends at once), nothing else may happen at that time."""
     if plan.res:
-        twin.wake_at(min(r[0] for r in plan.res.values()))
+        twin.wake_at(min([r[0] for r in plan.res.values()]))
 
 
 def _split(times: list[float], free: list[int], t: float) -> int:
