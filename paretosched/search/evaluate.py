@@ -216,6 +216,12 @@ class TaskPool:
             self._queue.append((tag, key, cfg, seed))
         self._feed()
 
+    def cancel_queued(self) -> list[Hashable]:
+        """Drop the tasks no worker has started (those in flight still complete); their tags."""
+        tags = [task[0] for task in self._queue]
+        self._queue.clear()
+        return tags
+
     def _feed(self) -> None:
         client, fn = self.engine._client, self.engine.fn
         if client is None and self._executor is None:

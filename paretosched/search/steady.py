@@ -17,13 +17,18 @@ Every bred genome goes to the engine's task pool at once, so a worker waits only
 j - L - 1 is still out. The baselines' simulations go first into the same pool, beside generation
 0's, and their rows are logged before generation 0's. `budget.generations` counts mu results as one
 generation; rows carry generation j // mu. Resampling (docs/search.md) runs after every mu results
-(and after the last), as after a generation: its seeds go through the same pool, the master tells
-nothing meanwhile (workers go on with the genomes already bred), and the population's means are
-refreshed before the next genome is bred.
+(and after the last, unless that was a multiple of mu), as after a generation: its seeds go through
+the same pool, the master tells nothing meanwhile (workers go on with the genomes already bred), and
+the population's means are refreshed before the next genome is bred.
 
-Resume: every mu results the checkpoint holds the algorithm (population, and RNG after the last
-genome bred), the number told and the genomes bred but not told; the rows an interrupted session
-logged after it are replayed in index order, not simulated again.
+Stop: the budget is checked after each result told. A spent evaluations budget drops every genome
+bred and not told (the log stops at the same genome whatever completed); a wall-time stop cancels
+the seeds not started and tells only the genomes whose seeds are back or in flight.
+
+Resume: every mu results (and at the end) the checkpoint holds the algorithm (population, and RNG
+after the last genome bred), the number told, the genomes bred but not told and whether the search
+has ended; the rows an interrupted session logged after it are replayed in index order, not
+simulated again. An ended search is only finished (re-checked) on resume.
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ class SteadyLoop:
         self.needed: dict[int, int] = {}
         self.gen_ids: list[int] = []
         self.breeding = True
+        self.stop: str | None = None  # the budget's stop reason, once a result told has spent it
+        self.ended = bool(st.steady.get("ended"))  # a finished search, killed in its re-check
         self.n0 = 0  # generation 0's size, while it is being told
         self.gen0: list[Individual] = []
         run.algo.n_offsprings = 1  # ask() breeds one genome
@@ -85,6 +92,10 @@ class SteadyLoop:
     def search(self) -> str:
         """Evaluate and tell until the budget is spent; the stop reason."""
         r = self.run
+        # resumed after the search had ended (or at the record after which it stopped, `_tell`):
+        # nothing more to breed, tell or record
+        if self.ended or (self.told > 0 and r._stop_reason() is not None):
+            return r._stop_reason() or "no_new_offspring"
         if self.told == 0:  # generation 0, from the checkpoint taken before anything was asked
             r._checkpoint()  # the lag is the run's from now on, whatever --workers a resume gives
             pop = r.algo.ask()
@@ -115,10 +126,16 @@ class SteadyLoop:
                     self._tell(pool)
                 if base or self.told < self.bred:
                     for (j, seed), res in pool.wait():
-                        self.results[j][seed] = res
+                        if j in self.results:  # not a genome dropped at the stop
+                            self.results[j][seed] = res
             if self.told == 0:
                 return "no_new_offspring"
-            self._last_record(pool)
+            self.ended = True
+            if self.gen_ids:  # else the last generation was recorded (and resampled) when its last result was told
+                self._last_record(pool)
+            else:
+                r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": True}
+                r._checkpoint()
         return r._stop_reason() or "no_new_offspring"
 
     # ----------------------------------------------------------------------------------------
@@ -176,9 +193,22 @@ class SteadyLoop:
             self._tell_pymoo([eid], [ind])
         if self.told < (self.cap or np.inf) and self.told % self.mu == 0:
             self._record(self.told // self.mu - 1, self._resample(pool, self.told // self.mu - 1))
-        if self.breeding and r._stop_reason() is not None:
-            self.breeding = False  # a wall-time budget: what is bred still runs and is told
+        if self.stop is None and (stop := r._stop_reason()) is not None:
+            self._drop(pool, stop)
         self._breed_more(pool)
+
+    def _drop(self, pool: TaskPool, stop: str) -> None:
+        """At a stop: breed no more, and cancel the genomes bred and not told (docs/search.md, Budget).
+
+        A spent evaluations budget drops them all, whatever has completed, so that the log stops at the
+        same genome whatever the completion order; at a wall-time stop the genomes whose seeds have all
+        completed or are in flight are told, up to the first one with a seed no worker has started."""
+        self.stop, self.breeding = stop, False
+        cancelled = [tag[0] for tag in pool.cancel_queued() if isinstance(tag[0], int) and tag[0] >= self.told]
+        keep = min(cancelled, default=self.bred) - self.told if stop == "wall_time_s" else 0
+        for j in range(self.told + keep, self.bred):
+            del self.results[j], self.needed[j]
+        self.queue, self.specs = self.queue[:keep], self.specs[:keep]
 
     def _breed_more(self, pool: TaskPool) -> None:
         """Breed (and submit) every genome the population after `told` results may breed."""
@@ -236,7 +266,7 @@ class SteadyLoop:
         record = r._record(gen, self.gen_ids, resampled)
         r.state.generations.append(record)
         r.state.population = r._population_ids()
-        r.state.steady = {"lag": self.lag, "queue": list(self.queue)}
+        r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": self.ended}
         r._write_outputs(final=False)
         r._checkpoint()
         r.progress.update(self.told, record)
@@ -266,6 +296,6 @@ class _PoolEngine:
             for tag, res in self.pool.wait():
                 if tag[0] == "resample":
                     out[tag[1]] = res
-                else:
+                elif tag[0] in self.genome_results:  # else a genome dropped at the stop
                     self.genome_results[tag[0]][tag[1]] = res
         return [out[k] for k in range(len(tasks))]

@@ -87,7 +87,7 @@ class AlgorithmSpec(_Strict):
     @model_validator(mode="after")
     def _steady_keys(self) -> AlgorithmSpec:
         if self.schedule == "generational" and self.lag is not None:
-            raise ValueError("lag: a setting of schedule: steady")
+            raise ValueError("lag: only with schedule: steady")
         if self.schedule == "steady" and self.n_offsprings is not None:
             raise ValueError("n_offsprings: schedule: steady breeds one offspring per result told; leave it out")
         return self

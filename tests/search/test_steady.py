@@ -59,13 +59,14 @@ def test_workers_1_and_2_give_the_same_log_at_the_same_lag(tmp_path: Path) -> No
     s = summary(one)
     search = [r for r in rows if r["kind"] == "search" and r["supersedes"] is None]
     assert len(search) == s["n_told"] and [r["generation"] for r in search] == [j // 12 for j in range(len(search))]
-    # resampling after every 12 results, counted in the budget (which the last lag genomes may pass)
+    # resampling after every 12 results, counted in the budget: only the last round takes it over
     resampled = [r for r in rows if r["supersedes"] is not None]
-    assert {r["generation"] for r in resampled} == set(range(5)) and s["n_resampled"] > 0
-    assert s["n_told"] < 60 <= s["n_told"] + s["n_resampled"] / 2
+    assert {r["generation"] for r in resampled} == set(range(4)) and s["n_resampled"] > 0
+    last = s["generations"][-1]["resampled"]
+    assert s["n_told"] + (s["n_resampled"] - last) / 2 < 60 <= s["n_told"] + s["n_resampled"] / 2
     assert [(r["kind"], r["name"], r["eval_id"]) for r in rows[:2]] == [("baseline", "fcfs", 0), ("baseline", "fast", 1)]
     assert set(s["baselines"]) == {"fcfs", "fast"}
-    assert s["stop_reason"] == "evaluations" and len(s["generations"]) == 5
+    assert s["stop_reason"] == "evaluations" and len(s["generations"]) == 4
 
 
 def test_generation_0_is_the_generational_schedules(tmp_path: Path) -> None:
@@ -146,7 +147,7 @@ def test_generations_count_pop_size_results(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"algorithm": {"lag": 3}}, r"study.yaml: algorithm: lag: a setting of schedule: steady"),
+    ({"algorithm": {"lag": 3}}, r"study.yaml: algorithm: lag: only with schedule: steady"),
     ({"algorithm": {"schedule": "steady", "n_offsprings": 5}},
      r"study.yaml: algorithm: n_offsprings: schedule: steady breeds one offspring per result told"),
     ({"algorithm": {"schedule": "steady"}, "screening": {}},
@@ -189,11 +190,66 @@ def test_the_front_is_as_good_as_the_generational_one_and_beats_random_search(tm
     assert steady > rand + 0.1 and steady >= gen - 0.02, (hv, random_hv)
 
 
-def test_a_wall_time_budget_stops_breeding_and_tells_what_was_bred(tmp_path: Path) -> None:
-    run = run_quiet(write_study(tmp_path, **{**SMALL, "budget": {"wall_time_s": 0.001}}), tmp_path / "run")
+@pytest.mark.parametrize("pop_size, lag", [(12, 4), (4, 300)])
+def test_a_wall_time_stop_cancels_the_genomes_not_started(tmp_path: Path, pop_size: int, lag: int) -> None:
+    algorithm = {"pop_size": pop_size, "schedule": "steady", "lag": lag}
+    run = run_quiet(write_study(tmp_path, **{**SMALL, "algorithm": algorithm, "budget": {"wall_time_s": 0.001}}),
+                    tmp_path / "run", workers=1)
     s = summary(run)
-    # checked once generation 0 is told: the lag's 4 random genomes drawn beside it are still told
-    assert s["stop_reason"] == "wall_time_s" and s["n_told"] == 12 + 4 and s["status"] == "done"
+    # checked once generation 0 is told; serial, no genome is in flight then: the lag's random genomes
+    # drawn beside it are not run (they were, all lag of them, before the stop cancelled them)
+    assert s["stop_reason"] == "wall_time_s" and s["n_told"] == pop_size and s["status"] == "done"
+    assert [(g["generation"], g["evaluations"]) for g in s["generations"]] == [(0, pop_size)]
+    assert len([r for r in log_json(run) if r["kind"] == "search"]) == pop_size
+
+
+NOISY = dict(SMALL, evaluator="paretosched.search.analytic:evaluate_noisy",
+             resampling={"max_seeds": 4, "step": 2, "tolerance": 0.05})
+
+
+def test_a_stop_on_a_multiple_of_pop_size_records_that_generation_once(tmp_path: Path) -> None:
+    s = summary(run_quiet(write_study(tmp_path, **NOISY), tmp_path / "run"))
+    # resampling spends the budget of 60 as result 48 is told: generation 3 is the last, recorded once
+    assert s["stop_reason"] == "evaluations" and s["n_told"] == 48
+    assert [(g["generation"], g["evaluations"]) for g in s["generations"]] == [(0, 12), (1, 24), (2, 36), (3, 48)]
+
+
+def test_resampling_stops_with_the_evaluations_budget(tmp_path: Path) -> None:
+    algorithm = {"pop_size": 4, "schedule": "steady", "lag": 5}
+    s = summary(run_quiet(write_study(tmp_path, **{**NOISY, "algorithm": algorithm, "budget": {"evaluations": 10}}),
+                          tmp_path / "run"))
+    # as generational: no genome is told once the budget is spent, each generation (the last one
+    # partial) gets one resampling round after its last genome, and only the last round passes the budget
+    starts, resampled = [], 0
+    for g in s["generations"]:
+        starts.append(g["evaluations"] + resampled / 2)  # evaluations spent when its round starts
+        resampled += g["resampled"]
+    last = s["generations"][-1]["resampled"]
+    assert all(x < 10 for x in starts[:-1]) and resampled == s["n_resampled"] > 0, s["generations"]
+    assert s["n_told"] - 1 + (s["n_resampled"] - last) / 2 < 10 <= s["n_told"] + s["n_resampled"] / 2
+    assert s["n_told"] < 10 and s["stop_reason"] == "evaluations", s
+
+
+def test_a_finished_search_killed_in_its_recheck_only_finishes_on_resume(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    study = write_study(tmp_path, **{**NOISY, "budget": {"wall_time_s": 0.001}})
+
+    def dying(self: Any, front: list[int]) -> dict[int, int]:
+        raise KeyboardInterrupt
+
+    real = optimise_module.SearchRun._recheck
+    monkeypatch.setattr(optimise_module.SearchRun, "_recheck", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_quiet(study, tmp_path / "run", workers=1)
+    before = summary(tmp_path / "run")
+    rows = stable_rows(tmp_path / "run")
+    monkeypatch.setattr(optimise_module.SearchRun, "_recheck", real)
+    with contextlib.redirect_stderr(io.StringIO()):
+        resumed = optimise_module.optimise(str(study), out=str(tmp_path / "run"), resume=True, quiet=True)
+    s = summary(resumed)
+    assert s["status"] == "done" and s["n_told"] == before["n_told"] == 12
+    assert s["generations"] == before["generations"] and len(s["generations"]) == 1
+    assert [r for r in stable_rows(resumed) if r["kind"] != "recheck"] == rows
 
 
 def test_the_task_pool_serves_the_cache_and_fills_it(tmp_path: Path) -> None:
