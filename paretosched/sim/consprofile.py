@@ -189,15 +189,7 @@ class Profile:
                 self.cores[a:b] -= own[2]
             else:
                 bound = self.sampled(rows, ends)
-            keep = []
-            kends = []
-            for i, e, n in zip(rows, ends, bound):
-                if n < size:
-                    short[i] = n
-                else:
-                    keep.append(i)
-                    kends.append(e)
-            rows, ends = keep, kends
+            rows, ends = _cut(rows, ends, bound, size, short)
         return rows, ends, short
 
     def core_bound(self, size: int, duration: float, before: int,
@@ -271,15 +263,7 @@ class Profile:
 
     def _sift(self, size: int, rows: list[int], ends: list[int], short: list[int]) -> Iterator[tuple[int, int, int, Any]]:
         if len(rows) >= SAMPLE_FROM:
-            keep = []
-            kends = []
-            for i, e, n in zip(rows, ends, self.sampled(rows, ends)):
-                if n < size:
-                    short[i] = n
-                else:
-                    keep.append(i)
-                    kends.append(e)
-            rows, ends = keep, kends
+            rows, ends = _cut(rows, ends, self.sampled(rows, ends), size, short)
         return self.counts(rows, ends)
 
     def counts(self, rows: list[int], ends: list[int]) -> Iterator[tuple[int, int, int, Any]]:
@@ -391,3 +375,16 @@ class Profile:
         free cores in rank order (only caps below a processor's free cores are listed)."""
         short = (cap < self.free_now).nonzero()[0]  # the other groups' caps limit nothing
         return limits_in_rank(self.members, cap.tolist(), short.tolist())
+
+
+def _cut(rows: list[int], ends: list[int], bound: Any, size: int, short: list[int]) -> tuple[list[int], list[int]]:
+    """The rows (and their ends) whose bound reaches `size`; the others' bounds go to `short`."""
+    keep = []
+    kends = []
+    for i, e, n in zip(rows, ends, bound):
+        if n < size:
+            short[i] = n
+        else:
+            keep.append(i)
+            kends.append(e)
+    return keep, kends

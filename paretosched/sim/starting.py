@@ -206,13 +206,7 @@ class Starting:
                 g.end = now + ops / speed if ops > 0 else now
                 if g.end > end:
                     end = g.end
-        job.groups = groups
-        job.end = end
-        job.version += 1
-        self.running[job] = None
-        for w in self.job_watchers:
-            w[job] = None
-        self._schedule_end(job)
+        self._launched(job, groups, end)
 
     def _place(self, job: Any, taken: list[tuple[ProcState, list[int]]], slow: list[ProcState],
                pace: float | None, now: float) -> None:
@@ -241,6 +235,10 @@ class Starting:
                 groups.append(g)
                 if g.end > end:
                     end = g.end
+        self._launched(job, groups, end)
+
+    def _launched(self, job: Any, groups: list[Group], end: float) -> None:
+        """`job` runs in `groups` until `end`: count it running, tell the watchers, plan its end."""
         job.groups = groups
         job.end = end
         job.version += 1
