@@ -33,7 +33,7 @@ simulated again. An ended search is only finished (re-checked) on resume.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from pymoo.core.individual import Individual
@@ -47,8 +47,6 @@ from paretosched.search.resample import refresh_objectives
 from paretosched.search.runlog import SeedResult
 from paretosched.search.study import baseline_config
 
-if TYPE_CHECKING:  # a type only: optimise.py imports this module, not the other way round
-    from paretosched.search.optimise import SearchRun
 
 _REBREED = 10  # tries to breed a genome that is not already queued before accepting a duplicate
 
@@ -61,7 +59,9 @@ def default_lag(lag: int | None, workers: int) -> int:
 class SteadyLoop:
     """A steady-state run's baselines and search, for `SearchRun` (the re-check is its `_finish`)."""
 
-    def __init__(self, run: SearchRun) -> None:
+    # `run` is optimise.SearchRun, typed Any: optimise.py imports this module, and naming its class
+    # here (even for type checkers only) would close an import circle
+    def __init__(self, run: Any) -> None:
         self.run = run
         st = run.state
         if st.steady is None:  # a new run (or one killed before generation 0 was told)
