@@ -233,9 +233,11 @@ def _on_sigterm(signum: int, frame: Any) -> NoReturn:
     raise _Terminated()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int:
+    """Run one command (`argv`, default sys.argv[1:]); its exit code. `own_process`: this call is
+    the whole process (the console script, `python -m`), so what the imports make may be frozen."""
     args = build_parser().parse_args(argv)
-    args.own_process = argv is None  # the process's own command line: the console script, `-m`
+    args.own_process = own_process
     installed = False
     # only where SIGTERM has its default action (not ignored or handled by an embedding program),
     # and only from the main thread, where Python can install handlers
@@ -366,5 +368,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     raise UserError(f"unknown command {cmd!r}")  # argparse rejects these first
 
 
+def run() -> NoReturn:
+    """The console script and `python -m paretosched.cli`: the command is the whole process."""
+    sys.exit(main(own_process=True))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -133,8 +133,14 @@ def test_simulate_freezes_the_collector_only_in_a_process_of_its_own(config, cap
     before = gc.get_freeze_count()
     assert main(["simulate", str(config), "--json", "--n-jobs", "20"]) == 0
     assert gc.get_freeze_count() == before
+    # a program that sets sys.argv and calls main() is still a caller: nothing frozen
     code = ("import gc, sys; from paretosched.cli import main; sys.argv[1:] = ['simulate', sys.argv[1], '--json', "
-            "'--n-jobs', '20']; main(); print(gc.get_freeze_count() > 0, file=sys.stderr)")
+            "'--n-jobs', '20']; c = gc.get_freeze_count(); main(); print(gc.get_freeze_count() > c, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, check=True)
+    assert out.stderr.strip() == "False" and json.loads(out.stdout)["n_jobs"] == 20
+    # the command as its own process (what the console script and `python -m` call): frozen
+    code = ("import gc, sys; import paretosched.cli as cli; sys.argv[1:] = ['simulate', sys.argv[1], '--json', "
+            "'--n-jobs', '20']; rc = cli.main(own_process=True); print(gc.get_freeze_count() > 0, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True, check=True)
     assert out.stderr.strip() == "True" and json.loads(out.stdout)["n_jobs"] == 20
 
