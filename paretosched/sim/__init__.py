@@ -6,7 +6,9 @@ Imports nothing of search or analysis, and nothing heavy (no pandas, plotly, pym
 from paretosched import __version__
 
 # Bumped whenever a change can alter any simulated number; part of every cache key.
-TWIN_VERSION = "7"  # 7: conservative backfilling keeps and compresses its reservations (issue 14)
+# 7: conservative backfilling keeps and compresses its reservations (issue 14); 8: the `slurm` kind no
+# longer counts the cores of a job past its estimate as free now (it could start a job on busy cores)
+TWIN_VERSION = "8"
 
 
 def twin_version() -> str:
