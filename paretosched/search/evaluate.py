@@ -108,12 +108,7 @@ class Engine:
         """Results of `tasks` in the same order; cached ones are not simulated. `on_done(n)` is
         told as tasks complete (cache hits at once, then one call per simulation), for progress."""
         digests: dict[str, dict[str, str | None]] = {}
-        keys: list[str] = []
-        for cfg, seed in tasks:
-            io = canonical([cfg.get("platform"), cfg.get("workload")])
-            if io not in digests:
-                digests[io] = input_digest(cfg)
-            keys.append(cache_key(cfg, seed, digests[io], self._evaluator))
+        keys = [self._key(cfg, seed, digests) for cfg, seed in tasks]
 
         results: dict[str, SeedResult] = {}
         todo: dict[str, tuple[dict[str, Any], int]] = {}  # unique misses, in first-seen order
@@ -131,13 +126,26 @@ class Engine:
             on_done(sum(n for k, n in mult.items() if k not in todo))
         # results are cached as they arrive (in task order), so a run killed mid-batch keeps
         # what finished and a resume does not simulate it again
-        for (key, (_, seed)), (status, metrics, error, wall) in zip(todo.items(), self._run(list(todo.values()))):
-            results[key] = SeedResult(int(seed), status, metrics, error, wall, False)
-            if status == "ok" and metrics is not None:
-                self.cache.put(key, metrics)
+        for (key, (_, seed)), outcome in zip(todo.items(), self._run(list(todo.values()))):
+            results[key] = self._settle(key, seed, outcome)
             if on_done is not None:
                 on_done(mult[key])
         return [results[k] for k in keys]
+
+    def _key(self, cfg: dict[str, Any], seed: int, digests: dict[str, dict[str, str | None]]) -> str:
+        """The cache key of (cfg, seed); `digests` memoises the input files' digests per platform
+        and workload."""
+        io = canonical([cfg.get("platform"), cfg.get("workload")])
+        if io not in digests:
+            digests[io] = input_digest(cfg)
+        return cache_key(cfg, seed, digests[io], self._evaluator)
+
+    def _settle(self, key: str, seed: int, outcome: tuple[Any, ...]) -> SeedResult:
+        """A simulation's outcome as a result, cached when it succeeded."""
+        status, metrics, error, wall = outcome
+        if status == "ok" and metrics is not None:
+            self.cache.put(key, metrics)
+        return SeedResult(int(seed), status, metrics, error, wall, False)
 
     def _run(self, todo: list[tuple[dict[str, Any], int]]) -> Iterator[tuple[Any, ...]]:
         """Outcomes of `todo`, yielded in task order as soon as each (and all before it) is done."""
@@ -203,10 +211,7 @@ class TaskPool:
 
     def submit(self, tag: Hashable, cfg: dict[str, Any], seed: int, first: bool = False) -> None:
         """Queue a task (at the front with `first`); its completion comes back from `wait` with `tag`."""
-        io = canonical([cfg.get("platform"), cfg.get("workload")])
-        if io not in self._digests:
-            self._digests[io] = input_digest(cfg)
-        key = cache_key(cfg, seed, self._digests[io], self.engine._evaluator)
+        key = self.engine._key(cfg, seed, self._digests)
         hit = self.engine.cache.get(key)
         if hit is not None:
             self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
@@ -236,7 +241,7 @@ class TaskPool:
         """Completed tasks (at least one, blocking until then; [] when nothing is submitted)."""
         if not self._done and self._queue and not self._futures:  # serial
             tag, key, cfg, seed = self._queue.popleft()
-            self._done.append((tag, self._result(key, seed, run_one(self.engine.fn, cfg, seed))))
+            self._done.append((tag, self.engine._settle(key, seed, run_one(self.engine.fn, cfg, seed))))
         elif not self._done and self._futures:
             if self.engine._client is not None:
                 from dask.distributed import wait as dask_wait
@@ -249,13 +254,7 @@ class TaskPool:
             # several at once: in submission order, so a serial replay of the same completions matches
             for fut in [f for f in self._futures if f in finished]:
                 tag, key, seed = self._futures.pop(fut)
-                self._done.append((tag, self._result(key, seed, fut.result())))
+                self._done.append((tag, self.engine._settle(key, seed, fut.result())))
             self._feed()  # the freed workers' next tasks, before the caller looks at the results
         out, self._done = self._done, []
         return out
-
-    def _result(self, key: str, seed: int, outcome: tuple[Any, ...]) -> SeedResult:
-        status, metrics, error, wall = outcome
-        if status == "ok" and metrics is not None:
-            self.engine.cache.put(key, metrics)
-        return SeedResult(int(seed), status, metrics, error, wall, False)

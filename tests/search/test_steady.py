@@ -38,7 +38,7 @@ class _ShuffledPool(TaskPool):
             _ShuffledPool.out_of_order += k > 0
             tag, key, cfg, seed = self._queue[k]
             del self._queue[k]
-            out.append((tag, self._result(key, seed, evaluate.run_one(self.engine.fn, cfg, seed))))
+            out.append((tag, self.engine._settle(key, seed, evaluate.run_one(self.engine.fn, cfg, seed))))
         done, self._done = self._done + out, []
         return done
 
