@@ -12,18 +12,23 @@ from its predecessor are not simulations) on N workers, under two schedules:
   finishes takes the next one at once (the search tells each result and asks one new genome).
   `--master-s` adds the search's own serial cost per told result (ask/tell/log), which caps the
   rate at which one master can feed workers.
-- `lag`: `algorithm.schedule: steady` as built (paretosched/search/steady.py): one pool, FIFO. The
-  baselines' simulations first, then the genomes in index order, genome j >= mu + L queued once
-  result j-L-1 is told (results told in index order; L = `--lag`, default 2 x workers; mu the run's
-  pop_size; genomes before mu + L are random draws, queued at once). Generation g's resampling is
-  queued when result (g+1) mu - 1 is told, and nothing more is told or bred until it is done; the
-  re-check is a batch at the end. On a generational log the same replay takes its genomes in log
-  order: what the run would have cost under the steady schedule with the same genomes.
+- `lag`: `algorithm.schedule: steady` as built (paretosched/search/steady.py), for a steady run
+  only, with the run's own lag L (from its checkpoint: the log depends on L, so a run made with
+  L = 2 x 32 on this machine is the run 32 workers would make) and mu. One pool, FIFO, the freed
+  worker served before the search sees the result (engine TaskPool). The baselines' simulations
+  first, then the genomes in index order; genome j >= mu + L queued once result j-L-1 is told
+  (results told in index order; genomes before mu + L are random draws, queued at once). Generation
+  g's resampling round goes to the front of the queue when result (g+1) mu - 1 is told, and is
+  folded in once result (g+1) mu + min(L, mu) - 1 is told: the telling (and breeding) waits there
+  for its seeds. At the search's end the round out is waited for, then resampling runs round after
+  round (each a batch that waits for the one before), then the re-check is a batch. Column
+  `lag, search`: the same without the re-check. Genomes bred and dropped at an evaluations
+  budget's stop are not in the log, so not replayed (at most L + 1, never told).
 
 Efficiency = busy worker-time / (N x makespan). Durations are `wall_s` (each simulation's own
 wall time in its worker), or with `--cpu` the `cpu_s` metric the search_quality benchmark logs.
 
-    python benchmarks/worker_efficiency.py RUN_DIR_OR_LOG [...] [--workers 2,8,32,128] [--master-s 0.002]
+    python benchmarks/worker_efficiency.py RUN_DIR [...] [--workers 2,8,32,128] [--master-s 0.002]
 
 Two measurements feed it: `--overhead N` times the search's own CPU (ask/tell, survival,
 resampling, log, cache, checkpoints, outputs) over N evaluations of the analytic problem, whose
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from dataclasses import dataclass
 import heapq
 from collections import deque
 import io
@@ -105,42 +111,135 @@ def steady(bs: list[Batch], n: int, master_s: float = 0.0) -> float:
     return end
 
 
-def parts(log: Path, cpu: bool = False) -> tuple[Batch, list[Batch], dict[int, Batch], Batch]:
-    """(the baselines' simulations, each genome's in index order, resampling's by generation, the re-check's)."""
+@dataclass
+class SteadyLog:
+    """A steady run's simulations as its schedule submitted them (`parts`)."""
+
+    base: Batch  # the baselines', first in the pool
+    genomes: list[Batch]  # each genome's, in index order
+    rounds: dict[int, Batch]  # generation g's resampling round, started when result (g+1) mu - 1 is told
+    tail: list[Batch]  # resampling at the search's end, round after round
+    recheck: Batch
+    mu: int
+    lag: int
+    told: int  # genomes told (summary.json): more than `genomes` when a genome bred twice was told from its row
+
+
+def parts(run_dir: Path, cpu: bool = False) -> SteadyLog:
+    """Read a steady run (`algorithm.schedule: steady`): its log, lag and mu (docs/search.md).
+
+    Generation g's round (rows of generation g that supersede a row) is folded in after result
+    (g+1) mu + min(L, mu) - 1, or at the search's end: checked against where its rows are logged. The
+    rows of the last generation's rounds logged after the last genome are resampling at the end, whose
+    rounds (each waits for the one before) are told apart by asking the run's own resampler which rows
+    it adds on the log up to each round (`_tail_rounds`)."""
+    from paretosched.search.runlog import load_checkpoint
+
+    log = run_dir / "evaluations.jsonl"
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    state = load_checkpoint(run_dir)
+    study = yaml.safe_load((run_dir / "study.yaml").read_text())
+    if state is None or state.steady is None:
+        raise ValueError(f"{run_dir}: not a run of algorithm.schedule: steady")
+    mu, lag = int(study["algorithm"]["pop_size"]), int(state.steady["lag"])
     by_id = {r["eval_id"]: r for r in rows}
     dur = lambda s: float((s["metrics"] or {}).get("cpu_s", s["wall_s"]) if cpu else s["wall_s"])  # noqa: E731
-    base: Batch = []
-    genomes: list[Batch] = []
-    rounds: dict[int, Batch] = {}
-    recheck: Batch = []
+    out = SteadyLog([], [], {}, [], [], mu, lag, int(state.n_told))
+    n_genomes = sum(1 for r in rows if r["kind"] == "search" and r.get("supersedes") is None)
+    last = (out.told - 1) // mu
+    where: dict[int, int] = {}  # a round's first row: genomes logged before it
+    tail_rows: list[dict] = []
     for r in rows:
         prev = by_id.get(r["supersedes"]) if r.get("supersedes") is not None else None
         copied = set(prev["seeds"]) if prev else set()
         sims = [dur(s) for s in r["per_seed"] if not s["cached"] and s["seed"] not in copied]
-        if prev is not None:
-            rounds.setdefault(r["generation"], []).extend(sims)
+        if prev is not None and r["generation"] < last:
+            out.rounds.setdefault(r["generation"], []).extend(sims)
+            where.setdefault(r["generation"], len(out.genomes))
+        elif prev is not None:
+            tail_rows.append(r)
         elif r["kind"] == "search":
-            genomes.append(sims)
+            out.genomes.append(sims)
         else:
-            (base if r["kind"] == "baseline" else recheck).extend(sims)
-    return base, genomes, rounds, recheck
+            (out.base if r["kind"] == "baseline" else out.recheck).extend(sims)
+    delay = min(lag, mu)
+    for g, at in where.items():
+        if at != min((g + 1) * mu + delay, n_genomes):
+            raise ValueError(f"{log}: generation {g}'s round is logged after {at} genomes, not after "
+                             f"{min((g + 1) * mu + delay, n_genomes)}: not the steady schedule this replay models")
+    start = 0
+    for size in _tail_rounds(run_dir, tail_rows):
+        out.tail.append([dur(s) for r in tail_rows[start:start + size] for s in r["per_seed"]
+                         if not s["cached"] and s["seed"] not in set(by_id[r["supersedes"]]["seeds"])])
+        start += size
+    return out
 
 
-def lagged(base: Batch, genomes: list[Batch], rounds: dict[int, Batch], recheck: Batch, n: int, lag: int,
-           mu: int) -> float:
-    """Makespan of the lag schedule (see the module doc), by discrete events: a free worker takes
-    the pool's next task; results are told in index order; telling result j-L-1 queues genome j;
-    once result (g+1) mu - 1 is told, generation g's resampling goes to the front of the queue and
-    nothing more is told (or bred) until it is done."""
-    queue: deque[tuple[str, int, float]] = deque(("base", 0, d) for d in base)
-    left = {("base", 0): len(base)}  # tasks still out per item
-    for j in range(min(len(genomes), mu + lag)):
+def _tail_rounds(run_dir: Path, tail_rows: list[dict]) -> list[int]:
+    """Sizes of the rounds of resampling at a run's end, in rows: the run's own resampler, on the log
+    up to each round, gives that round's rows (checked against the log)."""
+    from paretosched.search.ledger import Ledger
+    from paretosched.search.resample import Resampler
+    from paretosched.search.study import extra_seeds, load_study
+
+    study = load_study(run_dir / "study.yaml")
+    sizes: list[int] = []
+    done = 0
+    while done < len(tail_rows):
+        ledger = Ledger(run_dir, study.objective_names, tail_rows[done]["eval_id"])
+        specs = Resampler(ledger, study.signs, list(study.seeds), extra_seeds(study),  # type: ignore[arg-type]
+                          study.resampling).round_specs()
+        got = [(r["supersedes"], r["seeds"]) for r in tail_rows[done:done + len(specs)]]
+        if not specs or got != [(s.supersedes, s.seeds) for s in specs]:
+            raise ValueError(f"{run_dir}: the resampling logged at the end is not the rounds the resampler gives")
+        sizes.append(len(specs))
+        done += len(specs)
+    return sizes
+
+
+def lagged(run: SteadyLog, n: int) -> tuple[float, float]:
+    """(end of the search, makespan with the re-check) of the steady schedule on n workers, by
+    discrete events (see the module doc): a free worker takes the pool's next task; results are told
+    in index order; after result t-1 is told, the round due is folded in (waiting for its seeds), then
+    at t = (g+1) mu generation g's round goes to the front of the pool, then the genomes up to t + L
+    are bred and queued."""
+    mu, lag, genomes = run.mu, run.lag, run.genomes
+    G = len(genomes)
+    delay = min(lag, mu)
+    queue: deque[tuple[str, int, float]] = deque(("base", 0, d) for d in run.base)
+    left = {("base", 0): len(run.base)}  # tasks still out per item
+    bred = min(G, mu + lag)
+    for j in range(bred):
         queue.extend(("genome", j, d) for d in genomes[j])
         left[("genome", j)] = len(genomes[j])
     events: list[tuple[float, int, str, int]] = []  # (finish time, tiebreak, kind, index)
-    idle, t, seq, told, bred, blocked = n, 0.0, 0, 0, min(len(genomes), mu + lag), None
-    base_told = not base
+    idle, t, seq, told = n, 0.0, 0, 0
+    out: tuple[int, int] | None = None  # the round out: (generation, results told at its fold-in)
+    due = False  # result `told` - 1 was told and what follows it (fold-in, round, breeding) is not done
+
+    def advance() -> None:
+        nonlocal told, bred, out, due
+        while left[("base", 0)] == 0:
+            if due:
+                if out is not None and told >= out[1]:
+                    if left[("round", out[0])]:
+                        return  # the fold-in waits for the round's seeds
+                    out = None
+                g = told // mu - 1
+                if told % mu == 0 and told < G and run.rounds.get(g):
+                    queue.extendleft(("round", g, d) for d in reversed(run.rounds[g]))
+                    left[("round", g)] = len(run.rounds[g])
+                    out = (g, min(told + delay, G))
+                while told >= min(mu, G) and bred < G and bred - lag <= told:
+                    queue.extend(("genome", bred, d) for d in genomes[bred])
+                    left[("genome", bred)] = len(genomes[bred])
+                    bred += 1
+                due = False
+            if told == G or left[("genome", told)]:
+                return
+            told, due = told + 1, True
+
+    advance()
     while True:
         while idle and queue:
             kind, k, d = queue.popleft()
@@ -151,25 +250,20 @@ def lagged(base: Batch, genomes: list[Batch], rounds: dict[int, Batch], recheck:
         t, _, kind, k = heapq.heappop(events)
         idle += 1
         left[(kind, k)] -= 1
-        if kind == "round" and left[(kind, k)] == 0:
-            blocked = None
-        base_told = base_told or left[("base", 0)] == 0
-        while base_told and blocked is None and told < len(genomes) and left[("genome", told)] == 0:
-            told += 1
-            g = told // mu - 1
-            if told % mu == 0 and rounds.get(g):
-                queue.extendleft(("round", g, d) for d in reversed(rounds[g]))
-                left[("round", g)], blocked = len(rounds[g]), g
-            while bred < len(genomes) and bred - lag <= told and told >= min(mu, len(genomes)):
-                queue.extend(("genome", bred, d) for d in genomes[bred])
-                left[("genome", bred)] = len(genomes[bred])
-                bred += 1
-        if not events and not queue:
-            break
-    g_last = (len(genomes) - 1) // mu
-    if g_last in rounds and (g_last + 1) * mu > len(genomes):  # the last, partial generation's round
-        t = list_schedule(rounds[g_last], n, t)
-    return list_schedule(recheck, n, t)
+        while idle and queue:  # the pool hands the freed worker its next task before the search sees the result
+            kind, k, d = queue.popleft()
+            heapq.heappush(events, (t + d, seq, kind, k))
+            seq, idle = seq + 1, idle - 1
+        advance()
+    if told < G or out is not None and left[("round", out[0])]:
+        raise RuntimeError("the replay stalled")  # a bug of this model, never a property of the run
+    for batch in run.tail:  # each round waits for the one before
+        t = list_schedule(batch, n, t)
+    return t, list_schedule(run.recheck, n, t)
+
+
+def steady_busy(run: SteadyLog) -> float:
+    return sum(map(sum, [run.base, *run.genomes, *run.rounds.values(), *run.tail, run.recheck]))
 
 
 def efficiency(bs: list[Batch], n: int, makespan: float) -> float:
@@ -225,16 +319,6 @@ def dask_overhead(n: int) -> float:
     return per
 
 
-def _pop_size(log: Path, given: int | None) -> int:
-    """mu: given, else the run directory's study.yaml, else pymoo's NSGA-II default of 40."""
-    if given is not None:
-        return given
-    study = log.parent / "study.yaml"
-    if study.is_file():
-        return int((yaml.safe_load(study.read_text()).get("algorithm") or {}).get("pop_size", 40))
-    return 40
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--overhead", type=int, metavar="N", help="time the search's own CPU over N evaluations")
@@ -245,8 +329,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default="2,8,32,128")
     ap.add_argument("--master-s", type=float, default=0.0, help="search CPU per told result (steady schedule)")
     ap.add_argument("--cpu", action="store_true", help="replay the cpu_s metric instead of wall_s")
-    ap.add_argument("--lag", type=int, help="the lag schedule's L (default 2 x workers)")
-    ap.add_argument("--pop-size", type=int, help="mu for the lag schedule (default: the run's study.yaml)")
     args = ap.parse_args(argv)
     ns = [int(n) for n in args.workers.split(",")]
     if args.overhead:
@@ -260,14 +342,23 @@ def main(argv: list[str] | None = None) -> int:
         sizes = sorted(len(b) for b in bs)
         print(f"{log}: {len(tasks)} simulations in {len(bs)} batches (median batch {sizes[len(sizes) // 2]}), "
               f"duration {min(tasks):.3f}-{max(tasks):.3f} s (mean {sum(tasks) / len(tasks):.3f})")
-        base, genomes, rounds, recheck = parts(log, args.cpu)
-        mu = _pop_size(log, args.pop_size)
-        print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8} | {'lag':>8}   (lag: L = {args.lag or '2 x workers'}, "
-              f"mu = {mu})")
+        run = None
+        try:
+            run = parts(log.parent, args.cpu)
+        except (ValueError, OSError) as exc:  # a generational run, or a log without its run directory
+            print(f"  lag: - ({exc})")
+        if run is not None:
+            print(f"  steady run: lag L = {run.lag}, mu = {run.mu}, {len(run.genomes)} genomes, {len(run.rounds)} "
+                  f"rounds during the search, {len(run.tail)} at its end (told {run.told})")
+        print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8} | {'lag':>8} | {'lag, search':>11}")
         for n in ns:
-            span = lagged(base, genomes, rounds, recheck, n, args.lag or 2 * n, mu)
-            print(f"{n:>8} | {efficiency(bs, n, barrier(bs, n)):>8.3f} | "
-                  f"{efficiency(bs, n, steady(bs, n, args.master_s)):>8.3f} | {efficiency(bs, n, span):>8.3f}")
+            line = f"{n:>8} | {efficiency(bs, n, barrier(bs, n)):>8.3f} | " \
+                   f"{efficiency(bs, n, steady(bs, n, args.master_s)):>8.3f}"
+            if run is not None:
+                search_end, span = lagged(run, n)
+                busy = steady_busy(run)
+                line += f" | {busy / (n * span):>8.3f} | {(busy - sum(run.recheck)) / (n * search_end):>11.3f}"
+            print(line)
     return 0
 
 

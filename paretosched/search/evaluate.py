@@ -211,20 +211,29 @@ class TaskPool:
 
     def submit(self, tag: Hashable, cfg: dict[str, Any], seed: int, first: bool = False) -> None:
         """Queue a task (at the front with `first`); its completion comes back from `wait` with `tag`."""
-        key = self.engine._key(cfg, seed, self._digests)
-        hit = self.engine.cache.get(key)
-        if hit is not None:
-            self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
-        elif first:
-            self._queue.appendleft((tag, key, cfg, seed))
+        self.submit_all([(tag, cfg, seed)], first)
+
+    def submit_all(self, tasks: list[tuple[Hashable, dict[str, Any], int]], first: bool = False) -> None:
+        """Queue tasks (with `first`, all at the front, in their order), then start what free workers can take."""
+        queued = []
+        for tag, cfg, seed in tasks:
+            key = self.engine._key(cfg, seed, self._digests)
+            hit = self.engine.cache.get(key)
+            if hit is not None:
+                self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
+            else:
+                queued.append((tag, key, cfg, seed))
+        if first:
+            self._queue.extendleft(reversed(queued))
         else:
-            self._queue.append((tag, key, cfg, seed))
+            self._queue.extend(queued)
         self._feed()
 
-    def cancel_queued(self) -> list[Hashable]:
-        """Drop the tasks no worker has started (those in flight still complete); their tags."""
-        tags = [task[0] for task in self._queue]
-        self._queue.clear()
+    def cancel_queued(self, keep: Callable[[Hashable], bool] | None = None) -> list[Hashable]:
+        """Drop the tasks no worker has started (those in flight still complete), but those whose
+        tag `keep` accepts; the dropped ones' tags."""
+        tags = [task[0] for task in self._queue if keep is None or not keep(task[0])]
+        self._queue = deque(task for task in self._queue if keep is not None and keep(task[0]))
         return tags
 
     def _feed(self) -> None:

@@ -60,26 +60,34 @@ class Resampler:
 
     def run(self, engine: Engine, generation: int) -> int:
         """Resample until stable; returns how many seed results were added (simulated or cached)."""
-        if not self.active:
-            return 0
-        assert self.spec is not None
         added = 0
-        while True:
-            ids = self._archive()
-            if not ids:
-                return added
-            F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
-            todo = [i for i, near in zip(ids, near_front(F, self.spec.tolerance))
-                    if near and len(self.ledger.rows[i].seeds) < len(self.order)]
-            if not todo:
-                return added
-            specs = []
-            for i in todo:
-                row = self.ledger.rows[i]
-                n = min(len(row.seeds) + self.spec.step, len(self.order))
-                specs.append(Spec("search", row.config, self.order[:n], genome=row.genome, x=row.x, supersedes=i))
-                added += n - len(row.seeds)
+        while specs := self.round_specs():
+            added += self.added(specs)
             self.ledger.submit(specs, engine, generation)
+        return added
+
+    def round_specs(self) -> list[Spec]:
+        """One round: the near-front genomes' rows with `step` more seeds ([] when stable or inactive)."""
+        if not self.active:
+            return []
+        assert self.spec is not None
+        ids = self._archive()
+        if not ids:
+            return []
+        F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
+        todo = [i for i, near in zip(ids, near_front(F, self.spec.tolerance))
+                if near and len(self.ledger.rows[i].seeds) < len(self.order)]
+        specs = []
+        for i in todo:
+            row = self.ledger.rows[i]
+            n = min(len(row.seeds) + self.spec.step, len(self.order))
+            specs.append(Spec("search", row.config, self.order[:n], genome=row.genome, x=row.x, supersedes=i))
+        return specs
+
+    def added(self, specs: list[Spec]) -> int:
+        """Seed results a round adds (the seeds its rows have beyond the rows they supersede)."""
+        return sum(len(s.seeds) - len(self.ledger.rows[s.supersedes].seeds) for s in specs  # type: ignore[index]
+                   if s.supersedes is not None)
 
     def _archive(self) -> list[int]:
         """Current rows of every successful search genome, in eval id order."""

@@ -16,24 +16,34 @@ which worker finished first:
 Every bred genome goes to the engine's task pool at once, so a worker waits only when result
 j - L - 1 is still out. The baselines' simulations go first into the same pool, beside generation
 0's, and their rows are logged before generation 0's. `budget.generations` counts mu results as one
-generation; rows carry generation j // mu. Resampling (docs/search.md) runs after every mu results
-(and after the last, unless that was a multiple of mu), as after a generation: its seeds go through
-the same pool, the master tells nothing meanwhile (workers go on with the genomes already bred), and
-the population's means are refreshed before the next genome is bred.
+generation; rows carry generation j // mu.
+
+Resampling (docs/search.md) never stops the telling: when result (g+1) mu - 1 is told, generation g's
+round is decided (resample.py: the near-front genomes of the log so far, `step` more seeds each; its
+seeds counted in the budget at once) and its seeds go to the front of the pool; genomes are told and
+bred meanwhile, and the round is folded in (its rows logged, the population's means refreshed) when
+result (g+1) mu + D - 1 has been told, D = min(L, mu), before anything else: the telling waits there
+only if its seeds are still out. So at most one round is out, and where each starts and lands in the
+sequence depends on mu and L only. At the search's end the round out is folded in and resampling then
+runs until stable (rounds one after another), so the final front holds no genome near it on fewer
+seeds than it could have.
 
 Stop: the budget is checked after each result told. A spent evaluations budget drops every genome
 bred and not told (the log stops at the same genome whatever completed); a wall-time stop cancels
-the seeds not started and tells only the genomes whose seeds are back or in flight.
+the genome seeds not started and tells only the genomes whose seeds are back or in flight. A round
+is never cut short.
 
 Resume: every mu results (and at the end) the checkpoint holds the algorithm (population, and RNG
-after the last genome bred), the number told, the genomes bred but not told and whether the search
-has ended; the rows an interrupted session logged after it are replayed in index order, not
-simulated again. An ended search is only finished (re-checked) on resume.
+after the last genome bred), the number told, the genomes bred but not told, the round out and
+whether the search has ended; the rows an interrupted session logged after it are replayed in index
+order, not simulated again. An ended search is only finished (re-checked) on resume.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
+
+from dataclasses import replace
 
 import numpy as np
 from pymoo.core.individual import Individual
@@ -44,7 +54,7 @@ from paretosched.search.evaluate import TaskPool
 from paretosched.search.ledger import Spec
 from paretosched.search.problem import tell_objectives
 from paretosched.search.resample import refresh_objectives
-from paretosched.search.runlog import SeedResult
+from paretosched.search.runlog import Generation, SeedResult
 from paretosched.search.study import baseline_config
 
 
@@ -68,6 +78,7 @@ class SteadyLoop:
             st.steady = {"lag": default_lag(run.study.algorithm.lag, run.engine.workers), "queue": []}
         self.lag: int = st.steady["lag"]
         self.mu = run.study.algorithm.pop_size
+        self.delay = min(self.lag, self.mu)  # results told between a round's start and its fold-in
         b = run.study.budget
         caps = [c for c in (b.evaluations, None if b.generations is None else self.mu * b.generations) if c]
         self.cap = min(caps) if caps else None
@@ -83,6 +94,10 @@ class SteadyLoop:
         self.ended = bool(st.steady.get("ended"))  # a finished search, killed in its re-check
         self.n0 = 0  # generation 0's size, while it is being told
         self.gen0: list[Individual] = []
+        self.round: _Round | None = st.steady.get("round")  # the resampling round out
+        self.resampled = 0  # seeds of the rounds started since the last generation record
+        self.round_tasks: list[tuple[dict[str, Any], int]] = []  # the round's simulations, in order
+        self.round_results: dict[int, SeedResult] = {}  # and those back, by index
         run.algo.n_offsprings = 1  # ask() breeds one genome
 
     @property
@@ -92,9 +107,7 @@ class SteadyLoop:
     def search(self) -> str:
         """Evaluate and tell until the budget is spent; the stop reason."""
         r = self.run
-        # resumed after the search had ended (or at the record after which it stopped, `_tell`):
-        # nothing more to breed, tell or record
-        if self.ended or (self.told > 0 and r._stop_reason() is not None):
+        if self.ended:  # resumed after the search had ended: nothing more to breed, tell or record
             return r._stop_reason() or "no_new_offspring"
         if self.told == 0:  # generation 0, from the checkpoint taken before anything was asked
             r._checkpoint()  # the lag is the run's from now on, whatever --workers a resume gives
@@ -114,10 +127,15 @@ class SteadyLoop:
         with r.engine.pool() as pool:
             for k, spec in enumerate(base):  # first in the pool, and logged first (tags -1, -2, ...)
                 self._submit_spec(pool, -1 - k, spec, [])
+            if self.round is not None:  # resumed with a round out
+                self._submit_round(pool)
             for j in range(self.told, self.bred):
                 self._submit(pool, j)
-            if self.told > 0:  # resumed: breed what the checkpointed population may breed
-                self._breed_more(pool)
+            if self.told > 0:
+                # resumed at the record after which the budget stopped it (`_tell`): breed no more
+                if (stop := r._stop_reason()) is not None:
+                    self._drop(pool, stop)
+                self._breed_more(pool)  # else breed what the checkpointed population may breed
             while base or self.told < self.bred:
                 if base and all(self._complete(-1 - k) for k in range(len(base))):
                     self._tell_baselines(base)
@@ -125,17 +143,11 @@ class SteadyLoop:
                 while not base and self.told < self.bred and self._complete(self.told):
                     self._tell(pool)
                 if base or self.told < self.bred:
-                    for (j, seed), res in pool.wait():
-                        if j in self.results:  # not a genome dropped at the stop
-                            self.results[j][seed] = res
+                    self._collect(pool)
             if self.told == 0:
                 return "no_new_offspring"
             self.ended = True
-            if self.gen_ids:  # else the last generation was recorded (and resampled) when its last result was told
-                self._last_record(pool)
-            else:
-                r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": True}
-                r._checkpoint()
+            self._last_record(pool)
         return r._stop_reason() or "no_new_offspring"
 
     # ----------------------------------------------------------------------------------------
@@ -161,6 +173,14 @@ class SteadyLoop:
     def _complete(self, j: int) -> bool:
         return len(self.results[j]) == self.needed[j]
 
+    def _collect(self, pool: TaskPool) -> None:
+        """Wait for completions and keep each for its turn: a genome's seed, or the round's."""
+        for tag, res in pool.wait():
+            if tag[0] == "round":
+                self.round_results[tag[1]] = res
+            elif tag[0] in self.results:  # else a genome dropped at the stop
+                self.results[tag[0]][tag[1]] = res
+
     def _tell_baselines(self, base: list[Spec]) -> None:
         """The baselines' rows, before generation 0's (their simulations ran beside it)."""
         r = self.run
@@ -172,7 +192,8 @@ class SteadyLoop:
         r.state.baselines_done = True
 
     def _tell(self, pool: TaskPool) -> None:
-        """Log result `told` and tell pymoo (generation 0 as a whole), then breed."""
+        """Log result `told` and tell pymoo (generation 0 as a whole); fold in the round due, start
+        a generation's round, record it, then breed."""
         r, j = self.run, self.told
         ind, spec = self.queue.pop(0), self.specs.pop(0)
         eid = r.ledger.record(spec, j // self.mu, self.results.pop(j))
@@ -191,10 +212,15 @@ class SteadyLoop:
                 r._fix_reference(self.gen_ids)
         else:
             self._tell_pymoo([eid], [ind])
-        if self.told < (self.cap or np.inf) and self.told % self.mu == 0:
-            self._record(self.told // self.mu - 1, self._resample(pool, self.told // self.mu - 1))
+        if self.round is not None and self.told >= self.round["at"]:
+            self._fold(pool)
+        boundary = self.told < (self.cap or np.inf) and self.told % self.mu == 0
+        if boundary and self.stop is None and r._stop_reason() is None:
+            self._start_round(pool, self.told // self.mu - 1)
         if self.stop is None and (stop := r._stop_reason()) is not None:
-            self._drop(pool, stop)
+            self._drop(pool, stop)  # the end records this generation, once its round is in
+        elif boundary:
+            self._record(self.told // self.mu - 1)
         self._breed_more(pool)
 
     def _drop(self, pool: TaskPool, stop: str) -> None:
@@ -202,9 +228,11 @@ class SteadyLoop:
 
         A spent evaluations budget drops them all, whatever has completed, so that the log stops at the
         same genome whatever the completion order; at a wall-time stop the genomes whose seeds have all
-        completed or are in flight are told, up to the first one with a seed no worker has started."""
+        completed or are in flight are told, up to the first one with a seed no worker has started.
+        The round out keeps its seeds: resampling is never cut short."""
         self.stop, self.breeding = stop, False
-        cancelled = [tag[0] for tag in pool.cancel_queued() if isinstance(tag[0], int) and tag[0] >= self.told]
+        cancelled = pool.cancel_queued(keep=lambda tag: tag[0] == "round")
+        cancelled = [tag[0] for tag in cancelled if isinstance(tag[0], int) and tag[0] >= self.told]
         keep = min(cancelled, default=self.bred) - self.told if stop == "wall_time_s" else 0
         for j in range(self.told + keep, self.bred):
             del self.results[j], self.needed[j]
@@ -227,16 +255,42 @@ class SteadyLoop:
         left = np.inf if self.evaluations is None else self.evaluations - r.state.n_resampled / len(r.seeds)
         return min(left, self.cap or np.inf)
 
-    def _resample(self, pool: TaskPool, gen: int) -> int:
-        """A generation's resampling (resample.py) through the pool; the population's means refreshed."""
+    # resampling ---------------------------------------------------------------------------
+    def _start_round(self, pool: TaskPool, gen: int) -> int:
+        """Generation `gen`'s resampling round (resample.py), decided now and sent to the front of
+        the pool; its seeds count in the budget at once. The number of seed results it adds."""
         r = self.run
-        if not r.resampler.active:
+        specs = r.resampler.round_specs()
+        if not specs:
             return 0
-        r.ledger.flush()  # resampling logs its own rows, after these
-        added = r.resampler.run(_PoolEngine(pool, self.results), gen)  # type: ignore[arg-type]
+        added = r.resampler.added(specs)
         r.state.n_resampled += added
-        refresh_objectives(r.algo.pop, r._population_ids(), r.ledger, r.signs)
+        self.resampled += added
+        self.round = {"gen": gen, "at": self.told + self.delay, "specs": specs}
+        self._submit_round(pool)
         return added
+
+    def _submit_round(self, pool: TaskPool) -> None:
+        """The round's simulations, in the order `Ledger.submit` will ask for them at the fold-in."""
+        assert self.round is not None
+        ledger = self.run.ledger
+        self.round_tasks = [(s.config, seed) for s in self.round["specs"] if not ledger.replayable(s)
+                            for seed in s.seeds if seed not in ledger.rows[s.supersedes].seeds]  # type: ignore[index]
+        self.round_results = {}
+        # to the front, in order: the fold-in waits for these
+        pool.submit_all([(("round", k), cfg, seed) for k, (cfg, seed) in enumerate(self.round_tasks)], first=True)
+
+    def _fold(self, pool: TaskPool) -> None:
+        """The round's rows logged (after the genomes' told so far) and the population's means refreshed."""
+        assert self.round is not None
+        r = self.run
+        while len(self.round_results) < len(self.round_tasks):
+            self._collect(pool)
+        r.ledger.flush()
+        done = [self.round_results[k] for k in range(len(self.round_tasks))]
+        r.ledger.submit(self.round["specs"], _Done(self.round_tasks, done), self.round["gen"])  # type: ignore[arg-type]
+        refresh_objectives(r.algo.pop, r._population_ids(), r.ledger, r.signs)
+        self.round = None
 
     def _tell_pymoo(self, ids: list[int], inds: list[Individual]) -> None:
         r = self.run
@@ -258,44 +312,61 @@ class SteadyLoop:
                 break
         return child
 
-    def _record(self, gen: int, resampled: int = 0) -> None:
-        """Generation `gen`'s record, outputs and checkpoint (every mu results, and at the end)."""
+    def _record(self, gen: int) -> None:
+        """Generation `gen`'s record (its round's seeds as `resampled`), outputs and checkpoint."""
         r = self.run
         r.ledger.flush()
         r.state.generation = gen
-        record = r._record(gen, self.gen_ids, resampled)
+        record = r._record(gen, self.gen_ids, self.resampled)
         r.state.generations.append(record)
+        self._save(record)
+        self.gen_ids, self.resampled = [], 0
+
+    def _save(self, record: Generation) -> None:
+        r = self.run
         r.state.population = r._population_ids()
-        r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": self.ended}
+        r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": self.ended, "round": self.round}
         r._write_outputs(final=False)
         r._checkpoint()
         r.progress.update(self.told, record)
-        self.gen_ids = []
 
     def _last_record(self, pool: TaskPool) -> None:
-        """The last generation's resampling and record."""
+        """At the search's end: the round out folded in, resampling until stable, the last record."""
         r = self.run
         gen = (self.told - 1) // self.mu
-        if r.resampler.active:
+        if self.round is not None or r.resampler.active:
             r.progress.stage(f"generation {gen}: extra seeds near the front")
-        self._record(gen, self._resample(pool, gen))
+        if self.round is not None:
+            self._fold(pool)
+        while self._start_round(pool, gen):
+            self._fold(pool)
+        if self.gen_ids or not r.state.generations or r.state.generations[-1].generation != gen:
+            self._record(gen)
+            return
+        # the last generation was recorded when its last result was told: its resampling ends now
+        last = r.state.generations.pop()
+        record = r._record(gen, [], last.resampled + self.resampled)
+        r.state.generations.append(replace(record, new_evaluations=last.new_evaluations, failures=last.failures))
+        self._save(r.state.generations[-1])
+        self.resampled = 0
 
 
-class _PoolEngine:
-    """`Engine.evaluate` for resampling's batches, run through the steady run's task pool; the
-    genomes' results that complete meanwhile are kept for their turn."""
+class _Round(TypedDict):
+    """A resampling round out: the generation it counts in, the results told before its fold-in,
+    its rows (their seeds are the specs' seeds beyond the rows they supersede)."""
 
-    def __init__(self, pool: TaskPool, genome_results: dict[int, dict[int, SeedResult]]) -> None:
-        self.pool, self.genome_results = pool, genome_results
+    gen: int
+    at: int
+    specs: list[Spec]
+
+
+class _Done:
+    """`Engine.evaluate` for `Ledger.submit` at a round's fold-in: the simulations already ran in the pool."""
+
+    def __init__(self, tasks: list[tuple[dict[str, Any], int]], results: list[SeedResult]) -> None:
+        self.tasks, self.results = tasks, results
 
     def evaluate(self, tasks: list[tuple[dict[str, Any], int]], on_done: Any = None) -> list[SeedResult]:
-        for k in reversed(range(len(tasks))):  # each to the front: the search waits for these
-            self.pool.submit(("resample", k), *tasks[k], first=True)
-        out: dict[int, SeedResult] = {}
-        while len(out) < len(tasks):
-            for tag, res in self.pool.wait():
-                if tag[0] == "resample":
-                    out[tag[1]] = res
-                elif tag[0] in self.genome_results:  # else a genome dropped at the stop
-                    self.genome_results[tag[0]][tag[1]] = res
-        return [out[k] for k in range(len(tasks))]
+        if [seed for _, seed in tasks] != [seed for _, seed in self.tasks]:
+            raise RuntimeError("a resampling round's simulations are not the ones the ledger asks for")
+        return self.results
