@@ -122,7 +122,7 @@ class SteadyLog:
     recheck: Batch
     mu: int
     lag: int
-    told: int  # genomes told (summary.json): more than `genomes` when a genome bred twice was told from its row
+    told: int  # genomes told (the checkpoint's count; `genomes` holds one entry for each)
 
 
 def parts(run_dir: Path, cpu: bool = False) -> SteadyLog:
@@ -162,11 +162,19 @@ def parts(run_dir: Path, cpu: bool = False) -> SteadyLog:
             out.genomes.append(sims)
         else:
             (out.base if r["kind"] == "baseline" else out.recheck).extend(sims)
-    delay = min(lag, mu)
-    for g, at in where.items():
-        if at != min((g + 1) * mu + delay, n_genomes):
-            raise ValueError(f"{log}: generation {g}'s round is logged after {at} genomes, not after "
-                             f"{min((g + 1) * mu + delay, n_genomes)}: not the steady schedule this replay models")
+    # a genome bred again after an earlier one was told is told from that row: no row, no simulation.
+    # Its place is not logged; each round's place bounds it: placed just before the first round
+    # logged early (the lag's dependencies then shift by under a generation), the rest at the end
+    delay, placed = min(lag, mu), 0
+    for g in sorted(where):
+        expect = min((g + 1) * mu + delay, out.told)
+        dups = expect - where[g]
+        if dups < placed or dups > out.told - n_genomes:
+            raise ValueError(f"{log}: generation {g}'s round is logged after {where[g]} genomes, not after "
+                             f"{expect}: not the steady schedule this replay models")
+        out.genomes[where[g] + placed:where[g] + placed] = [[] for _ in range(dups - placed)]
+        placed = dups
+    out.genomes += [[] for _ in range(out.told - n_genomes - placed)]
     start = 0
     for size in _tail_rounds(run_dir, tail_rows):
         out.tail.append([dur(s) for r in tail_rows[start:start + size] for s in r["per_seed"]
