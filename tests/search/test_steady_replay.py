@@ -130,6 +130,9 @@ def test_resampling_keeps_the_workers_busy(tmp_path: Path, monkeypatch: pytest.M
     assert _VirtualPool.busy_s / (16 * _VirtualPool.ends[0]) > 0.85
 
 
+# and a pool of worker processes killed under it ends cleanly (futures it cancelled could make loky's
+# manager thread fail, and the interpreter then hang at exit; seen once in this test, not reproducible at will)
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_run_killed_with_a_round_out_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     study = write_study(tmp_path, budget={"generations": 5}, algorithm={"pop_size": 12, "schedule": "steady", "lag": 5},
                         **NOISY)
