@@ -205,8 +205,9 @@ def _tail_rounds(run_dir: Path, tail_rows: list[dict]) -> list[int]:
     return sizes
 
 
-def lagged(run: SteadyLog, n: int) -> tuple[float, float]:
-    """(end of the search, makespan with the re-check) of the steady schedule on n workers, by
+def lagged(run: SteadyLog, n: int) -> tuple[float, float, float]:
+    """(last result told and the round out folded in, end of the search, makespan with the re-check)
+    of the steady schedule on n workers, by
     discrete events (see the module doc): a free worker takes the pool's next task; results are told
     in index order; after result t-1 is told, the round due is folded in (waiting for its seeds), then
     at t = (g+1) mu generation g's round goes to the front of the pool, then the genomes up to t + L
@@ -265,9 +266,10 @@ def lagged(run: SteadyLog, n: int) -> tuple[float, float]:
         advance()
     if told < G or out is not None and left[("round", out[0])]:
         raise RuntimeError("the replay stalled")  # a bug of this model, never a property of the run
+    told_at = t
     for batch in run.tail:  # each round waits for the one before
         t = list_schedule(batch, n, t)
-    return t, list_schedule(run.recheck, n, t)
+    return told_at, t, list_schedule(run.recheck, n, t)
 
 
 def steady_busy(run: SteadyLog) -> float:
@@ -358,14 +360,16 @@ def main(argv: list[str] | None = None) -> int:
         if run is not None:
             print(f"  steady run: lag L = {run.lag}, mu = {run.mu}, {len(run.genomes)} genomes, {len(run.rounds)} "
                   f"rounds during the search, {len(run.tail)} at its end (told {run.told})")
-        print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8} | {'lag':>8} | {'lag, search':>11}")
+        print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8} | {'lag':>8} | {'lag, search':>11} | "
+              f"makespan: search, resampling at its end, re-check (s)")
         for n in ns:
             line = f"{n:>8} | {efficiency(bs, n, barrier(bs, n)):>8.3f} | " \
                    f"{efficiency(bs, n, steady(bs, n, args.master_s)):>8.3f}"
             if run is not None:
-                search_end, span = lagged(run, n)
+                told_at, search_end, span = lagged(run, n)
                 busy = steady_busy(run)
-                line += f" | {busy / (n * span):>8.3f} | {(busy - sum(run.recheck)) / (n * search_end):>11.3f}"
+                line += f" | {busy / (n * span):>8.3f} | {(busy - sum(run.recheck)) / (n * search_end):>11.3f} | " \
+                        f"{told_at:.2f}, {search_end - told_at:.2f}, {span - search_end:.2f}"
             print(line)
     return 0
 

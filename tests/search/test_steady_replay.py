@@ -85,7 +85,7 @@ def _virtual_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, n: 
     return run_quiet(write_study(tmp_path, f"{name}.yaml", **study), tmp_path / name)
 
 
-@pytest.mark.parametrize("n, lag", [(3, 4), (8, 20)])  # the round folded in after lag (4) and after mu (12) results
+@pytest.mark.parametrize("n, lag", [(3, 4), (8, 20), (8, 2)])  # the round folded in after lag (4, 2) or mu (12) results
 def test_the_replay_gives_the_makespan_the_run_had(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int,
                                                    lag: int) -> None:
     run = _virtual_run(tmp_path, monkeypatch, "run", n, budget={"generations": 6},
@@ -93,7 +93,7 @@ def test_the_replay_gives_the_makespan_the_run_had(tmp_path: Path, monkeypatch: 
     parts = we.parts(run)
     assert parts.lag == lag and len(parts.genomes) == parts.told == 72
     assert len(parts.rounds) >= 3 and len(parts.tail) >= 1  # rounds during the search, and at its end
-    search_end, _ = we.lagged(parts, n)
+    _, search_end, _ = we.lagged(parts, n)
     assert search_end == pytest.approx(_VirtualPool.ends[0], rel=1e-12)
     busy = we.steady_busy(parts) - sum(parts.recheck)
     assert busy == pytest.approx(_VirtualPool.busy_s, rel=1e-12)  # every simulation the pool ran is replayed
