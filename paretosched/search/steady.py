@@ -41,9 +41,8 @@ order, not simulated again. An ended search is only finished (re-checked) on res
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
-
 from dataclasses import replace
+from typing import Any, TypedDict
 
 import numpy as np
 from pymoo.core.individual import Individual
@@ -323,6 +322,7 @@ class SteadyLoop:
         self.gen_ids, self.resampled = [], 0
 
     def _save(self, record: Generation) -> None:
+        """Outputs and checkpoint after a generation's record (the round out saved with it)."""
         r = self.run
         r.state.population = r._population_ids()
         r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": self.ended, "round": self.round}
