@@ -154,3 +154,27 @@ def test_a_run_killed_with_a_round_out_resumes_exactly(tmp_path: Path, monkeypat
         resumed = optimise_module.optimise(str(study), out=str(tmp_path / "killed"), resume=True, quiet=True)
     assert stable_rows(resumed) == stable_rows(whole)
     assert summary(resumed)["generations"] == summary(whole)["generations"]
+
+
+def test_a_search_that_ends_at_a_generations_end_records_it_once(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    real = steady_module.SteadyLoop._breed
+
+    def no_more(self: Any) -> Any:  # pymoo finds nothing new once 36 genomes are bred
+        return None if self.bred >= 36 else real(self)
+
+    monkeypatch.setattr(steady_module.SteadyLoop, "_breed", no_more)
+    study = write_study(tmp_path, budget={"generations": 10},
+                        algorithm={"pop_size": 12, "schedule": "steady", "lag": 5}, **NOISY)
+    run = run_quiet(study, tmp_path / "run")
+    s, rows = summary(run), log_json(run)
+    # generation 2 is recorded when result 35 is told, its round then out; the search ends there, so
+    # the round lands and resampling runs until stable at the end, counted in that same record
+    assert s["n_told"] == 36 and s["stop_reason"] == "no_new_offspring"
+    assert [g["generation"] for g in s["generations"]] == [0, 1, 2]
+    assert sum(g["resampled"] for g in s["generations"]) == s["n_resampled"]
+    last = [r for r in rows if r["supersedes"] is not None and r["generation"] == 2]
+    assert s["generations"][-1]["resampled"] == sum(len(r["seeds"]) - len(
+        next(p for p in rows if p["eval_id"] == r["supersedes"])["seeds"]) for r in last) > 0
+    front = set(s["front"])
+    assert front and all(len(r["seeds"]) == 6 for r in rows if r["eval_id"] in front)
