@@ -23,7 +23,10 @@ from its predecessor are not simulations) on N workers, under two schedules:
   for its seeds. At the search's end the round out is waited for, then resampling runs round after
   round (each a batch that waits for the one before), then the re-check is a batch. Column
   `lag, search`: the same without the re-check. Genomes bred and dropped at an evaluations
-  budget's stop are not in the log, so not replayed (at most L + 1, never told).
+  budget's stop are not in the log, so not replayed (at most L + 1, never told); a genome bred
+  again is told from its earlier row without a row of its own, so its place in the sequence is
+  inferred from the rounds' places, within a generation (makespan within 2% in
+  tests/search/test_steady_replay.py, exact otherwise).
 
 Efficiency = busy worker-time / (N x makespan). Durations are `wall_s` (each simulation's own
 wall time in its worker), or with `--cpu` the `cpu_s` metric the search_quality benchmark logs.
