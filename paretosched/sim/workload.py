@@ -30,9 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from paretosched.errors import UserError
+from paretosched.sim.seeds import Pcg64
 from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
@@ -326,15 +325,28 @@ def require_runnable(raw: RawJobs, fits: Any = None) -> None:
     raise UserError(f"{name}: no job can run ({len(raw)} job(s): {why}; the first: {where})")
 
 
-def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: np.random.Generator,
-               fits: Any = None) -> tuple[list[Job], LoadReport]:
-    """Enrich a raw window for one run. `fits(size, mem)` says whether the empty platform can host a job."""
-    n = len(raw)
+def _draws(rng: Any, mode: str, n: int) -> tuple[Any, Any]:
+    """The enrichment's draws, in this order: accuracy factors (used in `hdeeprm` mode), bandwidths."""
+    if isinstance(rng, Pcg64):  # numpy's stream without numpy (sim/seeds.py), for `trace` mode
+        if mode == "hdeeprm":
+            raise ValueError("hdeeprm mode draws with a numpy Generator")
+        rng.skip(n)  # the n doubles `choice` takes for the accuracy factors, unused in `trace` mode
+        return None, rng.uniform(BW_LOW, BW_HIGH, n)
+    import numpy as np
+
     accuracy = rng.choice(np.array(ACCURACY_VALUES), p=np.array(ACCURACY_PROBS), size=n)
     if mode == "hdeeprm":
-        bw_draw = rng.choice(np.array(HDEEPRM_BW_VALUES), size=n)
-    else:
-        bw_draw = rng.uniform(BW_LOW, BW_HIGH, size=n)
+        return accuracy, rng.choice(np.array(HDEEPRM_BW_VALUES), size=n)
+    return accuracy, rng.uniform(BW_LOW, BW_HIGH, size=n)
+
+
+def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
+               fits: Any = None) -> tuple[list[Job], LoadReport]:
+    """Enrich a raw window for one run. `fits(size, mem)` says whether the empty platform can host a job.
+
+    `rng` is a numpy Generator, or (`trace` mode) a `seeds.Pcg64` on the same stream: the same numbers."""
+    n = len(raw)
+    accuracy, bw_draw = _draws(rng, mode, n)
     skipped = dict.fromkeys(SKIP_REASONS, 0)
     jobs: list[Job] = []
     for i in range(n):
