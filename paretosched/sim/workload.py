@@ -32,7 +32,6 @@ from typing import Any
 
 from paretosched.errors import UserError
 from paretosched.sim.seeds import Pcg64
-from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
@@ -120,6 +119,21 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8-sig", errors="replace")
 
 
+def _sacct_reader(path: str) -> Any:
+    """An sacct dump's SWF conversion, or None. An sacct -P header is |-separated: other files
+    never load the sacct reader (its module and regular expressions cost a `simulate` ~5 ms)."""
+    try:
+        with _open_text(Path(path)) as fh:
+            first = next((line for line in fh if line.strip()), "")
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error):
+        return None  # (reading the trace itself reports it)
+    if "|" not in first:
+        return None
+    from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
+
+    return sacct_as_swf(path) if is_sacct_dump(path) else None
+
+
 def path_is_gzip(path: Path) -> bool:
     with open(path, "rb") as fh:
         return fh.read(2) == b"\x1f\x8b"
@@ -160,7 +174,7 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
         # an sacct dump (detected by its header) is read through its SWF conversion
-        fh = sacct_as_swf(path) if is_sacct_dump(path) else _open_text(Path(path))
+        fh = _sacct_reader(path) or _open_text(Path(path))
         with fh:
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
