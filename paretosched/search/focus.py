@@ -3,11 +3,11 @@
 An operator acts on a configuration only if it beats what the cluster runs today on every
 objective; a front point that saves energy by making jobs wait longer than today's scheduler
 does is not one they deploy (issue 17 scores a search on exactly those points). With `focus`
-set, NSGA-II treats a genome that does not beat the named baseline on every objective as
-infeasible, its constraint violation the sum of its relative excesses over the baseline's
-values: pymoo's constraint handling (feasible first in the tournament and in survival, the
-infeasible ordered by violation) then spends the offspring in the region that beats the
-baseline, and, while none does yet, on the genomes nearest to it.
+set, a genome that beats the named baseline on every objective comes first in NSGA-II's
+binary tournament and survival (problem.py's `feasible_first` and `FeasibleFirst`: classes
+"beats it", "does not", "failed", NSGA-II's rank and crowding within each), so the offspring
+are spent in the region that beats the baseline once some genome has reached it; until then the
+search is plain NSGA-II. To pymoo the class is a constraint value: G = -1 beats, +1 does not.
 
 A genome is always compared with the baseline on the same seeds: the baseline is simulated on
 every seed a genome may reach (the search seeds, then resampling's extra seeds, in order), and

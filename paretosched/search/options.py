@@ -60,5 +60,5 @@ class ScreeningSpec(StrictModel):
 class FocusSpec(StrictModel):
     """The `focus` key of a study (null = off): search the trade-offs that beat a baseline."""
 
-    baseline: str = Field(description="the study baseline (a key of `baselines`) a genome must beat on every "
-                          "objective to count as feasible; the others are ranked by how far they miss")
+    baseline: str = Field(description="the study baseline (a key of `baselines`): the genomes that beat it on every "
+                          "objective come first in NSGA-II's selection (docs/search.md)")
