@@ -128,3 +128,12 @@ def test_focus_options_are_validated(tmp_path: Path) -> None:
         load_study(write_study(tmp_path, focus={"baseline": "prod"}))
     with pytest.raises(UserError, match=r"study.yaml: focus.margin"):
         load_study(write_study(tmp_path, baselines={"prod": PROD}, focus={"baseline": "prod", "margin": 1}))
+
+
+def test_the_cost_line_counts_the_focus_baseline_on_every_seed(tmp_path: Path) -> None:
+    from paretosched.search.guards import check_cost
+
+    kw = dict(baselines={"prod": PROD, "other": PROD}, seeds=2, resampling={"max_seeds": 6})
+    assert "plus 4 for 2 baseline(s)" in check_cost(load_study(write_study(tmp_path, **kw)), "s")
+    focused = load_study(write_study(tmp_path, name="f.yaml", focus={"baseline": "prod"}, **kw))
+    assert "plus 8 for 2 baseline(s)" in check_cost(focused, "s")  # prod on 6 seeds, other on 2
