@@ -62,7 +62,7 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
 
     `process_ends`: the caller's process exits after this run (a `paretosched simulate` command), so
     the run's objects are frozen (gc.freeze) and left to the exit instead of freed: freeing 400,000
-    parts one by one and a collector pass over the rest cost ~40 ms of a 0.75 s process. Never pass
+    parts one by one and a collector pass over the run cost ~25 ms of a 0.75 s process. Never pass
     it in a process that goes on: the run's memory would stay taken until the process ends."""
     prep = prepared if prepared is not None else prepare(cfg)
     run_seed = cfg.seed if seed is None else seed
