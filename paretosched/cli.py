@@ -236,8 +236,18 @@ def _on_sigterm(signum: int, frame: Any) -> NoReturn:
 def main(argv: Sequence[str] | None = None, *, own_process: bool = False) -> int:
     """Run one command (`argv`, default sys.argv[1:]); its exit code. `own_process`: this call is
     the whole process (the console script, `python -m`), so what the imports make may be frozen."""
+    return _command(argv, own_process)[0]
+
+
+def _command(argv: Sequence[str] | None, own_process: bool) -> tuple[int, bool]:
+    """`main`'s exit code, and whether the process may end at once (`outputs.end_process`)."""
     args = build_parser().parse_args(argv)
     args.own_process = own_process
+    args.exit_now = False
+    return _guarded(args), args.exit_now
+
+
+def _guarded(args: argparse.Namespace) -> int:
     installed = False
     # only where SIGTERM has its default action (not ignored or handled by an embedding program),
     # and only from the main thread, where Python can install handlers
@@ -290,7 +300,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from paretosched.commands.simulate import run_simulate
 
         with output_errors("--out"):
-            return run_simulate(args)
+            code = run_simulate(args)
+        # nothing of the package is left to run at exit; --plots' libraries might leave something
+        args.exit_now = args.own_process and not args.plots
+        return code
     if cmd == "platform" and args.platform_command == "import":
         from paretosched.commands.slurm_io import run_platform_import
 
@@ -370,7 +383,12 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def run() -> NoReturn:
     """The console script and `python -m paretosched.cli`: the command is the whole process."""
-    sys.exit(main(own_process=True))
+    code, exit_now = _command(None, own_process=True)
+    if exit_now and threading.active_count() == 1:
+        from paretosched.commands.outputs import end_process
+
+        end_process(code)  # (returns only when the output cannot be flushed)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,12 @@ or, with --cachegrind, instruction counts; the ratio ours / reference; and wheth
 the same start time to every job (they should: the peer cross-check's claim).
 
 --breakdown splits a whole FCFS process of ours (CPU seconds, best of --repeat, each a separate
-process): the bare interpreter, the interpreter importing numpy alone, the imports of the
-simulate path (`paretosched.config` and `paretosched.sim.run`: numpy, pydantic, simpy), parsing
-the window (`prepare`), then `simulate` (job enrichment and the event loop); next to the
-reference's whole process. It shows what the ours / reference target leaves for the event loop.
+process): the bare interpreter, the interpreter importing numpy alone (what a `trace` run no longer
+imports: sim/seeds.py), the imports of the simulate path (`paretosched.config` and
+`paretosched.sim.run`: pydantic, yaml, simpy), parsing the window (`prepare`), then `simulate` (job
+enrichment and the event loop); next to the command's own whole process (`paretosched simulate
+--json`, which also skips freeing its last run and the interpreter's teardown) and the
+reference's. It shows what the ours / reference target leaves for the event loop.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))
 """
 
 
-def breakdown(cfg: Path, ref: list[str], repeat: int) -> None:
+def breakdown(cfg: Path, ours: list[str], ref: list[str], repeat: int) -> None:
     """Print where a whole FCFS process of ours goes, next to the reference's whole process."""
     best: dict[str, float] = {}
 
@@ -91,6 +93,7 @@ def breakdown(cfg: Path, ref: list[str], repeat: int) -> None:
         keep("ours: imports of the simulate path", imports)
         keep("ours: parse the window (prepare)", parse)
         keep("ours: simulate (enrichment + event loop)", sim)
+        keep("ours: the command's whole process (simulate --json)", run(ours, False))
         keep("reference: whole process", run(ref, False))
     for name, v in best.items():
         print(f"{name}: {v:.3f} CPU s", flush=True)
@@ -125,7 +128,7 @@ def main() -> None:
                                                   easy=mode == "easy", dump="")]
             cmds[mode] = (ours, ref)
         if args.breakdown:
-            breakdown(Path(tmp) / "none.yaml", cmds["none"][1], args.repeat)
+            breakdown(Path(tmp) / "none.yaml", *cmds["none"], args.repeat)
             return
         best: dict[tuple[str, str], float] = {}
         for _ in range(1 if args.cachegrind else args.repeat):

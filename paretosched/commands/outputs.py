@@ -81,3 +81,16 @@ def json_safe(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [json_safe(v) for v in obj]
     return obj
+
+
+def end_process(code: int) -> None:
+    """End a `simulate` process at once: its output is written, no other thread runs and the package
+    registers no exit handler, so the interpreter's teardown (freeing every module and object one by
+    one: ~20 ms of a 0.7 s process) is skipped. Returns only when the output cannot be flushed (a
+    closed pipe, a full disk): the caller then exits the usual way, which reports it as Python does."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        return
+    os._exit(code)

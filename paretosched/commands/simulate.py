@@ -79,8 +79,10 @@ def run_simulate(args: Any) -> int:
         note = window_note(cfg, prep)
         if note:
             print(f"paretosched: note: {note}", file=sys.stderr)
-        results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl)
-                   for s in seeds]
+        # in a process of its own, the last run's objects are left to the exit (`process_ends`)
+        last = len(seeds) - 1 if getattr(args, "own_process", False) else -1
+        results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl,
+                            process_ends=i == last) for i, s in enumerate(seeds)]
     except UserError as exc:  # a key path alone ('workload.jobs: ...') gets the file it is in
         msg = str(exc)
         raise UserError(f"{args.config}: {msg}" if msg.startswith(_KEYS) else msg) from None

@@ -31,9 +31,10 @@ from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Gener
 from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler, refresh_objectives
 from paretosched.search.fidelity import make_screener
+from paretosched.search.focus import Focus, baseline_specs
 from paretosched.search.screening import room, widened
 from paretosched.search.steady import SteadyLoop
-from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, baseline_config, extra_seeds
+from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
 from paretosched.search.summary import Summary, mark_interrupted, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
@@ -117,6 +118,7 @@ class SearchRun:
         # a run checkpointed before resampling existed continues without it, as it started
         self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study) if state.resampling else [],
                                    study.resampling)
+        self.focus = Focus(study.focus, self.ledger, self.signs, state)
         off = study.algorithm.n_offsprings or study.algorithm.pop_size
         self.screener = None if study.screening is None else \
             make_screener(study.screening, self.space, self.seeds, self.signs, off, algorithm_seed(study))
@@ -134,7 +136,8 @@ class SearchRun:
         if self.study.reference_point is not None:
             ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
         algo = build_algorithm(self.space, len(self.names), widened(self.study.algorithm, self.study.screening),
-                               algorithm_seed(self.study), starting_genomes(self.space, self.study, self.start_notes))
+                               algorithm_seed(self.study), starting_genomes(self.space, self.study, self.start_notes),
+                               focus=self.study.focus is not None)
         return Checkpoint(twin=twin_version(), algorithm=algo, ref=ref, ref_source="study" if ref is not None else None)
 
     # ----------------------------------------------------------------------------------------
@@ -189,8 +192,7 @@ class SearchRun:
 
     # ----------------------------------------------------------------------------------------
     def _baselines(self) -> None:
-        specs = [Spec("baseline", baseline_config(self.study.base, over), self.seeds, name=name)  # type: ignore[arg-type]
-                 for name, over in self.study.baselines.items()]
+        specs = baseline_specs(self.study, self.seeds, self.resampler.order)
         if specs:
             self.progress.stage(f"{len(specs)} baselines")
         ids = self.ledger.submit(specs, self.engine, -1)
@@ -226,11 +228,11 @@ class SearchRun:
         self.state.n_resampled = self.state.n_resampled + added
         ids = [self.ledger.current(self.ledger.by_key[s.key()]) for s in specs]
         if self.resampler.active and gen > 0:
-            refresh_objectives(self.algo.pop, self._population_ids(), self.ledger, self.signs)
+            refresh_objectives(self.algo.pop, p := self._population_ids(), self.ledger, self.signs, self.focus.g(p))
         failed = np.array([not self.ledger.ok(i) for i in ids])
         F = np.array([self.ledger.objective_vector(i, self.signs) if self.ledger.ok(i)
                       else np.zeros(len(self.names)) for i in ids])
-        tell_objectives(self.algo, pop, F, failed)
+        tell_objectives(self.algo, pop, F, failed, self.focus.g(ids))
         self.state.n_told += len(pop)
         self.state.generation = gen
         if self.state.ref is None:

@@ -55,3 +55,10 @@ class ScreeningSpec(StrictModel):
     def budget_share(self) -> float:
         """What one screening run costs in evaluations of the budget (forest: no simulation)."""
         return self.prefix if self.by == "prefix" else 0.0
+
+
+class FocusSpec(StrictModel):
+    """The `focus` key of a study (null = off): search the trade-offs that beat a baseline."""
+
+    baseline: str = Field(description="the study baseline (a key of `baselines`): the genomes that beat it on every "
+                          "objective come first in NSGA-II's selection (docs/search.md)")

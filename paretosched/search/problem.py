@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pymoo.algorithms.moo.nsga2 import NSGA2, binary_tournament
+from pymoo.algorithms.moo.nsga2 import NSGA2, RankAndCrowding, binary_tournament
 from pymoo.algorithms.moo.nsga3 import NSGA3
 from pymoo.core.algorithm import Algorithm
 from pymoo.core.evaluator import Evaluator
@@ -25,6 +25,7 @@ from pymoo.core.mixed import MixedVariableDuplicateElimination, MixedVariableMat
 from pymoo.core.population import Population
 from pymoo.core.problem import Problem
 from pymoo.core.termination import NoTermination
+from pymoo.util.dominator import Dominator
 from pymoo.core.variable import Binary, Choice, Integer, Real
 from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.crossover.ux import UX
@@ -88,9 +89,10 @@ class StartingSampling(MixedVariableSampling):
 
 
 def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: int,
-                    first: list[dict[str, Any]] | None = None) -> Algorithm:
+                    first: list[dict[str, Any]] | None = None, focus: bool = False) -> Algorithm:
     """NSGA-II for 2 objectives, NSGA-III for 3+, set up for ask/tell on `space`; generation 0
-    starts with the genomes `first` (raw pymoo values), then random ones."""
+    starts with the genomes `first` (raw pymoo values), then random ones. `focus`: NSGA-II's
+    tournament and survival take the genomes that beat the focus baseline first (focus.py)."""
     crossover, mutation = _operators(spec)
     dedup = MixedVariableDuplicateElimination()
     common: dict[str, Any] = dict(
@@ -102,9 +104,9 @@ def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: i
     )
     algo: Algorithm
     if n_obj <= 2:
-        mating = MixedVariableMating(selection=TournamentSelection(func_comp=binary_tournament),
+        mating = MixedVariableMating(selection=TournamentSelection(func_comp=feasible_first if focus else binary_tournament),
                                      crossover=crossover, mutation=mutation, eliminate_duplicates=dedup)
-        algo = NSGA2(mating=mating, **common)
+        algo = NSGA2(mating=mating, **common, **({"survival": FeasibleFirst()} if focus else {}))
     else:
         mating = MixedVariableMating(selection=TournamentSelection(func_comp=cv_then_random),
                                      crossover=crossover, mutation=mutation, eliminate_duplicates=dedup)
@@ -127,6 +129,62 @@ def cv_then_random(pop: Population, P: np.ndarray, random_state: np.random.Gener
     return S[:, None]
 
 
+def _cls(ind: Any) -> int:
+    """0 = beats the focus baseline (or no focus), 1 = a success that does not, 2 = failed."""
+    cv = float(ind.CV[0])
+    return 0 if cv <= 0 else (2 if cv >= FAILED_PENALTY else 1)
+
+
+def feasible_first(pop: Population, P: np.ndarray, algorithm: Any, **kwargs: Any) -> np.ndarray:
+    """NSGA-II's binary tournament by class (`_cls`), then dominance, then crowding. Hand-written:
+    pymoo's picks at random between two infeasible parents, which would leave the genomes that
+    do not beat the baseline (all of them, early in a run) without selection pressure."""
+    S = np.empty(P.shape[0], dtype=int)
+    for i, (a, b) in enumerate(P[:, :2]):
+        ca, cb = _cls(pop[a]), _cls(pop[b])
+        rel = Dominator.get_relation(pop[a].F, pop[b].F) if ca == cb else (1 if ca < cb else -1)
+        if rel != 0:
+            S[i] = a if rel == 1 else b
+        else:
+            cd_a, cd_b = pop[a].get("crowding"), pop[b].get("crowding")
+            if cd_a != cd_b and cd_a is not None and cd_b is not None:
+                S[i] = a if cd_a > cd_b else b
+            else:
+                S[i] = a if algorithm.random_state.random() < 0.5 else b
+    return S[:, None]
+
+
+class FeasibleFirst(RankAndCrowding):
+    """NSGA-II's rank-and-crowding survival run on each class in turn (`_cls`): the genomes that
+    beat the focus baseline, then the other successes, then failures. pymoo's own constraint
+    handling orders the infeasible by violation alone, which here (one violation value for every
+    genome that does not beat the baseline) would drop NSGA-II's ranking among them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter_infeasible = False
+
+    def _do(self, problem: Problem, pop: Population, *args: Any, n_survive: int | None = None,
+            **kwargs: Any) -> Population:
+        cls = np.array([_cls(ind) for ind in pop])
+        left = len(pop) if n_survive is None else n_survive
+        kept = []
+        for c in (0, 1, 2):
+            idx = np.flatnonzero(cls == c)
+            if len(idx) and left > 0:
+                kept.append(super()._do(problem, pop[idx], *args, n_survive=min(left, len(idx)), **kwargs))
+                left -= len(kept[-1])
+        out = kept[0] if kept else Population()
+        for part in kept[1:]:
+            out = Population.merge(out, part)
+        return out
+
+
+def failed_last(g: np.ndarray, failed: np.ndarray) -> np.ndarray:
+    """Constraint values with the failed rows' violation above any success's."""
+    return np.where(failed, FAILED_PENALTY, g).astype(float)
+
+
 def reference_directions(n_obj: int, pop_size: int) -> np.ndarray:
     """Das-Dennis directions: as many partitions as fit in the population (NSGA-III)."""
     from math import comb
@@ -137,12 +195,14 @@ def reference_directions(n_obj: int, pop_size: int) -> np.ndarray:
     return get_reference_directions("das-dennis", n_obj, n_partitions=p)
 
 
-def tell_objectives(algo: Algorithm, pop: Population, F: np.ndarray, failed: np.ndarray) -> None:
+def tell_objectives(algo: Algorithm, pop: Population, F: np.ndarray, failed: np.ndarray,
+                    g: np.ndarray | None = None) -> None:
     """Give pymoo the minimisation-form objectives of `pop` and advance one generation.
 
     `F` (n x n_obj) may hold anything where `failed` is true; those rows become infeasible.
+    `g`: the rows' constraint values (focus.py; feasible when <= 0), None = every success feasible.
     """
     F = np.where(failed[:, None], FAILED_PENALTY, F).astype(float)
-    G = np.where(failed, 1.0, -1.0)[:, None]
+    G = (np.where(failed, 1.0, -1.0) if g is None else failed_last(g, failed))[:, None]
     Evaluator().eval(StaticProblem(algo.problem, F=F, G=G), pop)
     algo.tell(infills=pop)

@@ -23,7 +23,7 @@ from pymoo.core.population import Population
 
 from paretosched.search.evaluate import Engine
 from paretosched.search.ledger import Ledger, Spec
-from paretosched.search.problem import FAILED_PENALTY
+from paretosched.search.problem import FAILED_PENALTY, failed_last
 from paretosched.search import pareto
 from paretosched.search.options import ResamplingSpec
 
@@ -96,12 +96,15 @@ class Resampler:
                 and self.ledger.ok(i)]
 
 
-def refresh_objectives(pop: Population, ids: list[int], ledger: Ledger, signs: np.ndarray) -> None:
+def refresh_objectives(pop: Population, ids: list[int], ledger: Ledger, signs: np.ndarray,
+                       g: np.ndarray | None = None) -> None:
     """Give the algorithm's population (eval ids `ids`, in its order) the means of the genomes'
-    current rows, so that survival compares parents and offspring on the same footing."""
-    for ind, eid in zip(pop, ids):
-        if ledger.ok(eid):
-            ind.F, ind.G = ledger.objective_vector(eid, signs), np.array([-1.0])
-        else:  # an extra seed failed: the genome is infeasible from now on, as in tell_objectives
-            ind.F, ind.G = np.full(len(signs), FAILED_PENALTY), np.array([1.0])
+    current rows, so that survival compares parents and offspring on the same footing; `g`
+    their constraint values against a focus baseline (focus.py), None = every success feasible."""
+    failed = np.array([not ledger.ok(eid) for eid in ids], dtype=bool)
+    G = np.where(failed, 1.0, -1.0) if g is None else failed_last(g, failed)
+    for ind, eid, bad, gv in zip(pop, ids, failed, G):
+        # an extra seed failed: the genome is infeasible from now on, as in tell_objectives
+        ind.F = np.full(len(signs), FAILED_PENALTY) if bad else ledger.objective_vector(eid, signs)
+        ind.G = np.array([gv])
         ind.CV = None  # recomputed from G on next use

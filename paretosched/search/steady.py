@@ -54,7 +54,7 @@ from paretosched.search.ledger import Spec
 from paretosched.search.problem import tell_objectives
 from paretosched.search.resample import refresh_objectives
 from paretosched.search.runlog import Generation, SeedResult
-from paretosched.search.study import baseline_config
+from paretosched.search.focus import baseline_specs
 
 
 _REBREED = 10  # tries to breed a genome that is not already queued before accepting a duplicate
@@ -119,9 +119,7 @@ class SteadyLoop:
             self.queue = self.queue[:self.cap or len(self.queue)]
             self.specs = [self._spec(q) for q in self.queue]
             r.progress.stage("generation 0")
-        base = [] if r.state.baselines_done else [
-            Spec("baseline", baseline_config(r.study.base, over), r.seeds, name=name)  # type: ignore[arg-type]
-            for name, over in r.study.baselines.items()]
+        base = [] if r.state.baselines_done else baseline_specs(r.study, r.seeds, r.resampler.order)
         r.state.baselines_done = r.state.baselines_done or not base
         with r.engine.pool() as pool:
             for k, spec in enumerate(base):  # first in the pool, and logged first (tags -1, -2, ...)
@@ -288,7 +286,7 @@ class SteadyLoop:
         r.ledger.flush()
         done = [self.round_results[k] for k in range(len(self.round_tasks))]
         r.ledger.submit(self.round["specs"], _Done(self.round_tasks, done), self.round["gen"])  # type: ignore[arg-type]
-        refresh_objectives(r.algo.pop, r._population_ids(), r.ledger, r.signs)
+        refresh_objectives(r.algo.pop, p := r._population_ids(), r.ledger, r.signs, r.focus.g(p))
         self.round = None
 
     def _tell_pymoo(self, ids: list[int], inds: list[Individual]) -> None:
@@ -297,7 +295,7 @@ class SteadyLoop:
         failed = np.array([not r.ledger.ok(i) for i in ids])
         F = np.array([r.ledger.objective_vector(i, r.signs) if r.ledger.ok(i) else np.zeros(len(r.names))
                       for i in ids])
-        tell_objectives(r.algo, pop, F, failed)
+        tell_objectives(r.algo, pop, F, failed, r.focus.g(ids))
 
     def _breed(self) -> Individual | None:
         queued = {s.key() for s in self.specs}

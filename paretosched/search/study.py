@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError
 from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
-from paretosched.search.options import ResamplingSpec, ScreeningSpec
+from paretosched.search.options import FocusSpec, ResamplingSpec, ScreeningSpec
 from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
 from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
 from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
@@ -181,6 +181,7 @@ class Study(_Strict):
                                               description="extra seeds near the front; null = off")
     reference_point: dict[str, float] | None = Field(None, description="hypervolume reference, natural sign")
     screening: ScreeningSpec | None = Field(None, description="surrogate pre-screening of offspring; null = off")
+    focus: FocusSpec | None = Field(None, description="search the trade-offs that beat this baseline; null = off")
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
     cache: bool = True
     cache_dir: str | None = None
@@ -265,6 +266,9 @@ def resolve_study(study: Study, path: Path) -> Study:
             config_from_dict(merged, f"{src}: baselines.{bname}")
         except UserError as exc:
             raise UserError(str(exc).replace(f"{src}: baselines.{bname}: ", f"{src}: baselines.{bname}.", 1)) from None
+    if study.focus is not None and study.focus.baseline not in study.baselines:
+        raise UserError(f"{src}: focus.baseline: {study.focus.baseline!r} is not one of the study's baselines"
+                        f"{did_you_mean(study.focus.baseline, study.baselines) or _known(study.baselines)}")
     if study.evaluator is not None:
         _import_evaluator(study.evaluator, src)
     if study.algorithm.schedule == "steady" and study.screening is not None:
@@ -283,6 +287,10 @@ def resolve_study(study: Study, path: Path) -> Study:
     if cache_dir is not None and not Path(cache_dir).is_absolute():
         cache_dir = str((path.parent / cache_dir).resolve())
     return study.model_copy(update={"base": base, "seeds": seeds, "recheck": recheck, "cache_dir": cache_dir})
+
+
+def _known(names: Any) -> str:
+    return f" ({', '.join(map(repr, names))})" if names else " (the study names none: add it under baselines)"
 
 
 def derive_seeds(study: Study) -> tuple[list[int], list[int]]:

@@ -38,6 +38,13 @@ def raw_end(job: Any) -> float:
     return est
 
 
+def lockstep_end(job: Any) -> float:
+    """`raw_end` under lockstep progress, where every part of a job has the same end and speed
+    (`starting`, `pacing._set_pace`): its first part's, the same float, without a pass over its parts."""
+    g = job.groups[0]
+    return g.end + (job.req_ops - job.ops) / g.speed
+
+
 def _seq(job: Any) -> int:
     return job.seq
 
@@ -60,13 +67,14 @@ class EndOrder:
         self.released: dict[ProcState, int] = {}
         self.released_total = 0
         self.free_procs: dict[ProcState, None] | None = None  # made on first use
+        self._raw_end = lockstep_end if twin.lockstep else raw_end
         self._proc_dirty: dict[Any, None] = {}
 
     def sync(self) -> None:
         dirty = self._dirty
         if not dirty:
             return
-        entries, est, running, prefix = self.entries, self.est, self.twin.running, self.prefix
+        entries, est, running, prefix, end_of = self.entries, self.est, self.twin.running, self.prefix, self._raw_end
         for job in dirty:
             old = est.pop(job, None)
             if old is not None:
@@ -74,7 +82,7 @@ class EndOrder:
             if job in prefix:
                 self._leave(job)
             if job in running:
-                e = est[job] = raw_end(job)
+                e = est[job] = end_of(job)
                 insort(entries, (e, job.seq, job))
         dirty.clear()
 

@@ -20,14 +20,19 @@ Ties always break on platform order, so every run is deterministic.
 
 from __future__ import annotations
 
+import math
 import random
 from functools import partial
+from itertools import compress, islice
 from operator import attrgetter
 from typing import Any, Callable, ClassVar
 
 from paretosched.sim.spreading import BandwidthSpread, CoreSpread, MemorySpread, SpreadIndex
 from paretosched.sim.state import ProcState
 from paretosched.sim.taking import Alloc, power_rank, take
+
+_free = attrgetter("free")
+COUNTED_TAKE = True  # the one-core shortcut of `_StaticRanking.allocate` (tests compare schedules without it)
 
 # -- job policies ------------------------------------------------------------------------------
 
@@ -163,6 +168,9 @@ class _StaticRanking(ResourceSelector):
         super().__init__(procs, rng, bw_cap, prefer_on)
         self._static = sorted(procs, key=self.order_key)
         self._pos: dict[ProcState, int] | None = None
+        # one core per processor and no node memory limit: an uncapped allocation is the first free
+        # processors in rank order, one core each (what `take_once` finds, one part at a time)
+        self._counted = COUNTED_TAKE and all(p.ncores == 1 and p.node.mem_cap == math.inf for p in procs)
 
     def _rank(self) -> list[ProcState]:
         return self._static
@@ -182,7 +190,12 @@ class _StaticRanking(ResourceSelector):
                  ranked: list[ProcState] | None = None) -> Alloc | None:
         if ranked is None:
             ranked = self.ranked()
-        return take(ranked, job, limits, mem_limits, self.bw_cap if job.bw > 0 else None)
+        cap = self.bw_cap if job.bw > 0 else None
+        if self._counted and limits is None and cap is None:
+            size = job.size
+            alloc = [(p, 1) for p in islice(compress(ranked, map(_free, ranked)), size)]
+            return alloc if len(alloc) == size else None
+        return take(ranked, job, limits, mem_limits, cap)
 
 
 class HighGflops(_StaticRanking):

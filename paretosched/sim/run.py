@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from paretosched.config import SimConfig
 from paretosched.sim.inputs import trace_path
 from paretosched.sim.metrics import compute_metrics
 from paretosched.sim.platform import Platform, fits_factory, load_platform
 from paretosched.sim.schedulers import build_scheduler
+from paretosched.sim.seeds import Pcg64, SeedSequence, numpy_generator
 from paretosched.sim.twin import Twin, collector_paused, make_rng
 from paretosched.sim.workload import (RawJobs, build_jobs, raw_from_inline, read_swf, require_jobs, require_runnable,
                                       short_window_note)
@@ -57,24 +57,31 @@ def window_note(cfg: SimConfig, prep: Prepared) -> str | None:
 
 
 def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
-             prepared: Prepared | None = None, timeline: bool | None = None) -> RunResult:
-    """Run `cfg` with `seed` (default cfg.seed); same inputs, same numbers, bit for bit."""
+             prepared: Prepared | None = None, timeline: bool | None = None, process_ends: bool = False) -> RunResult:
+    """Run `cfg` with `seed` (default cfg.seed); same inputs, same numbers, bit for bit.
+
+    `process_ends`: the caller's process exits after this run (a `paretosched simulate` command), so
+    the run's objects are frozen (gc.freeze) and left to the exit instead of freed: freeing 400,000
+    parts one by one and a collector pass over the run cost ~25 ms of a 0.75 s process. Never pass
+    it in a process that goes on: the run's memory would stay taken until the process ends."""
     prep = prepared if prepared is not None else prepare(cfg)
     run_seed = cfg.seed if seed is None else seed
-    ss_workload, ss_sched = np.random.SeedSequence(run_seed).spawn(2)
+    # numpy's SeedSequence and PCG64 in plain Python (sim/seeds.py): a `trace` run never imports numpy
+    ss_workload, ss_sched = SeedSequence(run_seed).spawn(2)
     if cfg.workload.seed is not None:
-        ss_workload = np.random.SeedSequence(cfg.workload.seed)
+        ss_workload = SeedSequence(cfg.workload.seed)
     platform = prep.platform
+    mode = cfg.workload.mode
+    rng = Pcg64(ss_workload) if mode == "trace" else numpy_generator(ss_workload)
     with collector_paused():  # (10,000 jobs: a full pass of the collector here cost 20 ms)
-        jobs, report = build_jobs(prep.raw, cfg.workload.mode, platform.ref_speed,
-                                  np.random.default_rng(ss_workload), fits_factory(platform))
+        jobs, report = build_jobs(prep.raw, mode, platform.ref_speed, rng, fits_factory(platform))
     want_timeline = cfg.timeline if timeline is None else timeline
     agent, curves = None, None
     if cfg.scheduler.kind == "rl":
         # train (or load) first, from children of the scheduler stream; evaluation keeps the stream itself
         from paretosched.sim.rl.training import agent_for
 
-        agent, curves = agent_for(cfg, prep, ss_sched)
+        agent, curves = agent_for(cfg, prep, ss_sched.numpy())
     # paused from the run until its parts are unlinked (below): re-enabled right after the run, the
     # collector's next pass scanned every part still alive (60 ms for 400,000 parts)
     with collector_paused():
@@ -93,8 +100,11 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
             out.energy_unattributed_j = twin.unattr_energy
         if twin.timeline is not None:
             out.timeline = twin.timeline.frames()
-        for job in twin.done:  # a job and its parts point at each other: unlinked, they go at once
-            job.groups = []     # instead of waiting for a pass of the cyclic collector over all of them
+        if process_ends:
+            gc.freeze()  # the collector never scans them again, and nothing frees them before the exit
+        else:
+            for job in twin.done:  # a job and its parts point at each other: unlinked, they go at once
+                job.groups = []     # instead of waiting for a pass of the cyclic collector over all of them
     return out
 
 

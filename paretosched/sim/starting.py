@@ -145,6 +145,7 @@ class Starting:
         groups = []
         slow = []
         pace = math.inf
+        new_group = Group.__new__
         for p, k in alloc:
             free = p.free
             if k == 1:
@@ -177,7 +178,16 @@ class Starting:
             speed = p.speed * p.factor
             if speed < pace:
                 pace = speed
-            g = Group(job, p, cores, ops, speed, now, now)  # speed and end set below
+            # `Group(job, p, cores, ops, speed, now, now)` without the call of its __init__ (Python
+            # 3.11 spends ~175 ns calling a class's __init__, ~110 ns this way): once per part
+            g = new_group(Group)
+            g.job = job
+            g.proc = p
+            g.cores = cores
+            g.rem = ops
+            g.speed = speed  # speed and end set below
+            g.t_last = now
+            g.end = now
             p.groups[g] = None
             groups.append(g)
         self.free_total -= job.size

@@ -30,10 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from paretosched.errors import UserError
-from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
+from paretosched.sim.seeds import Pcg64
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
@@ -121,6 +119,21 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8-sig", errors="replace")
 
 
+def _sacct_reader(path: str) -> Any:
+    """An sacct dump's SWF conversion, or None. An sacct -P header is |-separated: other files
+    never load the sacct reader (its module and regular expressions cost a `simulate` ~5 ms)."""
+    try:
+        with _open_text(Path(path)) as fh:
+            first = next((line for line in fh if line.strip()), "")
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error):
+        return None  # (reading the trace itself reports it)
+    if "|" not in first:
+        return None
+    from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
+
+    return sacct_as_swf(path) if is_sacct_dump(path) else None
+
+
 def path_is_gzip(path: Path) -> bool:
     with open(path, "rb") as fh:
         return fh.read(2) == b"\x1f\x8b"
@@ -161,7 +174,7 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
         # an sacct dump (detected by its header) is read through its SWF conversion
-        fh = sacct_as_swf(path) if is_sacct_dump(path) else _open_text(Path(path))
+        fh = _sacct_reader(path) or _open_text(Path(path))
         with fh:
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
@@ -326,15 +339,28 @@ def require_runnable(raw: RawJobs, fits: Any = None) -> None:
     raise UserError(f"{name}: no job can run ({len(raw)} job(s): {why}; the first: {where})")
 
 
-def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: np.random.Generator,
-               fits: Any = None) -> tuple[list[Job], LoadReport]:
-    """Enrich a raw window for one run. `fits(size, mem)` says whether the empty platform can host a job."""
-    n = len(raw)
+def _draws(rng: Any, mode: str, n: int) -> tuple[Any, Any]:
+    """The enrichment's draws, in this order: accuracy factors (used in `hdeeprm` mode), bandwidths."""
+    if isinstance(rng, Pcg64):  # numpy's stream without numpy (sim/seeds.py), for `trace` mode
+        if mode == "hdeeprm":
+            raise ValueError("hdeeprm mode draws with a numpy Generator")
+        rng.skip(n)  # the n doubles `choice` takes for the accuracy factors, unused in `trace` mode
+        return None, rng.uniform(BW_LOW, BW_HIGH, n)
+    import numpy as np
+
     accuracy = rng.choice(np.array(ACCURACY_VALUES), p=np.array(ACCURACY_PROBS), size=n)
     if mode == "hdeeprm":
-        bw_draw = rng.choice(np.array(HDEEPRM_BW_VALUES), size=n)
-    else:
-        bw_draw = rng.uniform(BW_LOW, BW_HIGH, size=n)
+        return accuracy, rng.choice(np.array(HDEEPRM_BW_VALUES), size=n)
+    return accuracy, rng.uniform(BW_LOW, BW_HIGH, size=n)
+
+
+def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
+               fits: Any = None) -> tuple[list[Job], LoadReport]:
+    """Enrich a raw window for one run. `fits(size, mem)` says whether the empty platform can host a job.
+
+    `rng` is a numpy Generator, or (`trace` mode) a `seeds.Pcg64` on the same stream: the same numbers."""
+    n = len(raw)
+    accuracy, bw_draw = _draws(rng, mode, n)
     skipped = dict.fromkeys(SKIP_REASONS, 0)
     jobs: list[Job] = []
     for i in range(n):

@@ -149,3 +149,23 @@ def test_whole_line_check_parses_as_the_per_field_path(s):
         mp.setattr(workload, "_LINE", {n: re.compile("(?!)") for n in (18, 19)})  # never matches
         slow = parse()
     assert repr(fast) == repr(slow)  # repr: -0.0 and 0.0 differ there
+
+
+def test_sacct_reader_loaded_only_for_a_bar_separated_header(tmp_path):
+    """An SWF trace never loads the sacct reader (~5 ms of a `simulate`); an sacct dump still reads."""
+    import subprocess
+    import sys
+
+    swf = _write(tmp_path, [_line(1, 0, 10, 1, 1, 20)], gz=True)
+    dump = tmp_path / "d.txt"
+    dump.write_text("JobID|Submit|Start|End|NCPUS|State\n"
+                    "5|2024-01-01T10:00:00|2024-01-01T10:00:10|2024-01-01T10:01:10|2|COMPLETED\n")
+    code = ("import sys; from paretosched.sim.workload import read_swf; r = read_swf(sys.argv[1]); "
+            "print(r.run, 'paretosched.sim.slurm.sacct' in sys.modules)")
+    runs = [subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True).stdout
+            for p in (swf, dump)]
+    assert runs == ["[10.0] False\n", "[60.0] True\n"]
+    bad = tmp_path / "bad.swf"
+    bad.write_text("1 | 2\n")
+    with pytest.raises(UserError, match="bad.swf"):
+        read_swf(bad)

@@ -1,0 +1,64 @@
+"""Focus on the trade-offs that beat a baseline (`focus: {baseline: NAME}`, docs/search.md).
+
+An operator acts on a configuration only if it beats what the cluster runs today on every
+objective; a front point that saves energy by making jobs wait longer than today's scheduler
+does is not one they deploy (issue 17 scores a search on exactly those points). With `focus`
+set, a genome that beats the named baseline on every objective comes first in NSGA-II's
+binary tournament and survival (problem.py's `feasible_first` and `FeasibleFirst`: classes
+"beats it", "does not", "failed", NSGA-II's rank and crowding within each), so the offspring
+are spent in the region that beats the baseline once some genome has reached it; until then the
+search is plain NSGA-II. To pymoo the class is a constraint value: G = -1 beats, +1 does not.
+
+A genome is always compared with the baseline on the same seeds: the baseline is simulated on
+every seed a genome may reach (the search seeds, then resampling's extra seeds, in order), and
+a genome evaluated on the first n of them is compared with the baseline's mean over the same
+n (common random numbers; the mean by the twin's rule, as the genome's own).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paretosched.search.ledger import Ledger, Spec
+from paretosched.search.options import FocusSpec
+from paretosched.search.runlog import Checkpoint
+from paretosched.search.study import Study, baseline_config
+from paretosched.sim.metrics import mean_metrics
+
+
+def baseline_specs(study: Study, seeds: list[int], order: list[int]) -> list[Spec]:
+    """The study's baselines to run before the search: each on the search seeds, the focus
+    baseline on `order` (every seed a genome may reach)."""
+    name = study.focus.baseline if study.focus is not None else None
+    return [Spec("baseline", baseline_config(study.base, over), order if b == name else seeds, name=b)  # type: ignore[arg-type]
+            for b, over in study.baselines.items()]
+
+
+class Focus:
+    """Constraint values G of search rows against the focus baseline (pymoo: feasible when G <= 0)."""
+
+    def __init__(self, spec: FocusSpec | None, ledger: Ledger, signs: np.ndarray, state: Checkpoint) -> None:
+        self.name = spec.baseline if spec is not None else None
+        self.ledger, self.signs, self.state = ledger, signs, state  # state.baseline_ids: once the baselines ran
+        self._means: dict[int, np.ndarray] = {}
+
+    def g(self, ids: list[int]) -> np.ndarray | None:
+        """G for the rows `ids` (any value where a row failed); None when off or the baseline failed."""
+        bid = self.state.baseline_ids.get(self.name) if self.name is not None else None
+        if bid is None or not self.ledger.ok(bid):
+            return None
+        out = np.zeros(len(ids))
+        for k, i in enumerate(ids):
+            if self.ledger.ok(i):
+                b = self._baseline(bid, len(self.ledger.rows[i].seeds))
+                out[k] = -1.0 if (self.ledger.objective_vector(i, self.signs) < b).all() else 1.0
+        return out
+
+    def _baseline(self, bid: int, n: int) -> np.ndarray:
+        """The baseline's minimisation-form objectives over its first n seeds."""
+        if n not in self._means:
+            row = self.ledger.rows[bid]
+            per = [r.metrics or {} for r in row.per_seed[:n]]
+            m = mean_metrics([{o: p[o] for o in self.ledger.objectives} for p in per])
+            self._means[n] = self.signs * np.array([m[o] for o in self.ledger.objectives], dtype=float)
+        return self._means[n]
