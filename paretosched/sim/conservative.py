@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from paretosched.sim.conscarry import carry, whole
 from paretosched.sim.conskeep import Releases, still_fresh, verify_stuck
 from paretosched.sim.conskeep import verify_free as _verify_free
 from paretosched.sim.conskeep import verify_profile as _verify_profile
@@ -91,7 +92,11 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     if kept is not None and not compress and still_fresh(kept, cache, twin, now, order.est, holds):
         prof = kept  # nothing changed since the last decision but the time: its profile, moved on
     else:
-        prof = Profile(twin, ranked, cache, holds)
+        # the last decision's profile brought forward by the changes since, else a build
+        prof = carry(kept, twin, cache, res, order.est) if kept is not None and cache.carry else None
+        if prof is None:
+            prof = Profile(twin, ranked, cache, holds)
+        cache.made(twin, prof)
     if cache.verify:
         _verify_free(twin, prof)
         _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
@@ -201,6 +206,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
     if not broken:
+        prof.held = {j: r for j, r in res.items() if r[0] >= now}
         cache.kept = prof
     wake(twin, plan)
 
@@ -226,8 +232,9 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
             prof.mem_now[p.node.idx] -= k * job.mem
     t_end = hold_end(twin.now, duration)
     plan.release[job] = t_end
-    prof.hold(twin.now, t_end, _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem, len(prof.members)),
-              job.size)
+    vec = _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem, len(prof.members))
+    prof.hold(twin.now, t_end, vec, job.size)
+    prof.started.append((t_end, vec[4]))
     return True
 
 
@@ -255,6 +262,7 @@ class _Cache:
     """What a twin's passes share: the plan, processor groups per ranking, each job's cores per group."""
 
     verify = False  # tests: check every job skipped as stuck and the kept free counts, the slow way
+    carry = True  # tests: off builds every profile that is not used again whole
 
     def __init__(self) -> None:
         self.plan = Plan()
@@ -316,6 +324,14 @@ class _Cache:
             self._twin = twin
         rel.sync(twin, est)
         return rel if not rel.with_mem else None
+
+    def made(self, twin: Twin, prof: Profile) -> None:
+        """`prof` was made now: the releases' log starts anew, and it may be carried forward only
+        if every busy core is a filed running job's (none is held by a job still booting)."""
+        rel = self._releases
+        if rel is not None:
+            rel.log.clear()
+            prof.whole = whole(twin, rel)
 
     def _drop_releases(self) -> None:
         if self._releases is not None:

@@ -134,6 +134,9 @@ class Profile:
         self.cores = np.cumsum(cores, axis=0, out=buf[:m])
         self.mem = np.cumsum(mem, axis=0) if mem is not None else None
         self.totals: list[int] = add(self.cores, axis=1).tolist()  # all groups' free cores per row
+        self.held: dict[Any, Any] | None = None  # the reservations it holds after its pass, and the
+        self.started: list[tuple[float, Any]] = []  # jobs it started: (planned end, cores); `conscarry`
+        self.whole = False
 
     def candidates(self, size: int, duration: float, before: int, own: tuple[int, int, Any] | None = None,
                    start: int = 0, below: int = -1) -> tuple[list[int], list[int], list[int]]:
