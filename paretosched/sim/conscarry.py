@@ -15,13 +15,14 @@ whole matrix again. Row 0 (what is free now) is counted afresh from the twin's p
 a build counts it. The steps are the ones a build makes, so the result is that build's profile,
 row for row (compared with a fresh build at every decision in the check mode, `_Cache.verify`).
 
-It applies where the last decision's profile was kept whole (not broken by an overrun) and memory
-is one row (no running job and no reservation holds memory); otherwise the profile is built.
+It applies where memory is one row (no running job and no reservation holds memory) and every busy
+core is a filed running job's (`whole`); otherwise the profile is built. A pass that found the plan
+broken by an overrun re-placed every job in its profile, so that profile is carried as well.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,19 +45,13 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
     live = [(job, r) for job, r in res.items() if r[0] >= now]
     if kept.bounded and any(len(r[4]) for _, r in live):
         return None  # memory held in the future: a build makes it a matrix
-    ends = {max(now, e) for e in rel.by_end}
+    ends = {e if e > now else now for e in rel.by_end}
     later = {r[1] for _, r in live} | {r[0] for _, r in live if r[0] > now}
     times = [now] + sorted(ends | later)
     m = len(times)
     # each new row's old row: the last one starting at or before its time
     old_t = kept.times
-    last = len(old_t) - 1
-    idx = []
-    j = 0
-    for t in times[1:]:
-        while j < last and old_t[j + 1] <= t:
-            j += 1
-        idx.append(j)
+    idx = [bisect_right(old_t, t) - 1 for t in times[1:]]
     buf = np.empty((2 * m + 16, kept.cores.shape[1]), dtype=np.int64)
     cores = buf[:m]
     if m > 1:

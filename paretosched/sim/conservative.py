@@ -86,10 +86,12 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     res = plan.res
     # a reservation whose start has passed (jobs overran) is made afresh: not held
     # (a dropped hold gives its cores back)
-    plan.given.extend((now, job.size) for job, r in res.items() if r[0] < now)
+    passed = [(now, job.size) for job, r in res.items() if r[0] < now]
+    plan.given.extend(passed)
     holds = [r[:6] for r in res.values() if r[0] >= now]
     kept, cache.kept = cache.kept, None
-    if kept is not None and not compress and still_fresh(kept, cache, twin, now, order.est, holds):
+    # (a profile still holding a reservation whose start passed is not the one to use again)
+    if kept is not None and not compress and not passed and still_fresh(kept, cache, twin, now, order.est, holds):
         prof = kept  # nothing changed since the last decision but the time: its profile, moved on
     else:
         # the last decision's profile brought forward by the changes since, else a build
@@ -205,9 +207,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             if limit:
                 most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
-    if not broken:
-        prof.held = {j: r for j, r in res.items() if r[0] >= now}
-        cache.kept = prof
+    prof.held = {j: r for j, r in res.items() if r[0] >= now}
+    cache.kept = prof
     wake(twin, plan)
 
 
@@ -252,6 +253,7 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[
     dense = np.zeros(n_groups, dtype=np.int64)
     dense[gs] = ks
     return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
+
 
 
 def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
