@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.consprofile import Profile, add
+from paretosched.sim.consprofile import CORES, Profile, add
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
@@ -52,7 +52,7 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
     # each new row's old row: the last one starting at or before its time
     old_t = kept.times
     idx = [bisect_right(old_t, t) - 1 for t in times[1:]]
-    buf = np.empty((2 * m + 16, kept.cores.shape[1]), dtype=np.int64)
+    buf = np.empty((2 * m + 16, kept.cores.shape[1]), dtype=CORES)
     cores = buf[:m]
     if m > 1:
         np.take(kept.cores, idx, axis=0, out=cores[1:])

@@ -41,7 +41,7 @@ from paretosched.sim.conskeep import Releases, still_fresh, verify_stuck
 from paretosched.sim.conskeep import verify_free as _verify_free
 from paretosched.sim.conskeep import verify_profile as _verify_profile
 from paretosched.sim.consplan import Plan, count_pass, hold_end, take_counts, wake
-from paretosched.sim.consprofile import Profile, least
+from paretosched.sim.consprofile import CORES, Profile, least
 from paretosched.sim.endorder import end_order
 from paretosched.sim.policies import JobSelector, ResourceSelector
 from paretosched.sim.state import ProcState
@@ -249,8 +249,8 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[
         if mem > 0 and node.mem_cap < math.inf:
             by_node[node.idx] = by_node.get(node.idx, 0.0) + k * mem
     gs = np.fromiter(by_group, np.int64, len(by_group))
-    ks = np.fromiter(by_group.values(), np.int64, len(by_group))
-    dense = np.zeros(n_groups, dtype=np.int64)
+    ks = np.fromiter(by_group.values(), CORES, len(by_group))
+    dense = np.zeros(n_groups, dtype=CORES)
     dense[gs] = ks
     return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
 
@@ -275,7 +275,7 @@ class _Cache:
         self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
         self.index: dict[tuple[float, int], int] = {}   # and back
         self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
-        self._free: list[int] | None = None  # `free_by_group`'s counts, per processor, and marks
+        self._free: Any = None  # `free_by_group`'s counts, per processor, and marks
         self._last: list[int] = []
         self._dirty: dict[Any, None] | None = None
         self._mem: Any = None  # each node's free memory, kept from the same marks
@@ -307,7 +307,7 @@ class _Cache:
             for job, r in res.items():
                 if len(r) == 8:
                     gs = _index_of(r[7], key_group)
-                    dense = np.zeros(len(members), dtype=np.int64)
+                    dense = np.zeros(len(members), dtype=CORES)
                     dense[gs] = r[3]
                     res[job] = (r[0], r[1], gs, *r[3:6], dense, r[7])
             self._parts.clear()
@@ -357,8 +357,9 @@ class _Cache:
         """Whether the twin marked no processor or node since `free_by_group` last read the marks."""
         return self._dirty is not None and not self._dirty
 
-    def free_by_group(self, twin: Twin) -> list[int]:
-        """Each group's free cores now, kept from the processors the twin marks as changed."""
+    def free_by_group(self, twin: Twin) -> Any:
+        """Each group's free cores now (an array: read, not changed), kept from the processors the
+        twin marks as changed."""
         free, last, dirty = self._free, self._last, self._dirty
         group_of = self._groups[0]
         if dirty is None:
@@ -367,20 +368,25 @@ class _Cache:
                 node.watchers.append(dirty)
             last = self._last = [len(p.free) for p in twin.procs]
         if free is None:
-            free = self._free = [0] * len(self._groups[1])
+            counts = [0] * len(self._groups[1])
             for p in twin.procs:
                 n = last[p.idx] = len(p.free)
-                free[group_of[p.idx]] += n
+                counts[group_of[p.idx]] += n
+            free = self._free = np.array(counts, dtype=CORES)
         mem = self._mem
+        change: dict[int, int] = {}
         for x in dirty:
             if x.__class__ is ProcState:
                 n = len(x.free)
                 if n != last[x.idx]:
-                    free[group_of[x.idx]] += n - last[x.idx]
+                    g = group_of[x.idx]
+                    change[g] = change.get(g, 0) + n - last[x.idx]
                     last[x.idx] = n
             elif mem is not None:  # a node: the twin marks one whenever its free memory changes
                 mem[x.idx] = x.mem_free
         dirty.clear()
+        if change:  # (kept as an array: a profile's first row is copied from it, not converted)
+            free[list(change)] += list(change.values())
         return free
 
     def mem_by_node(self, twin: Twin) -> Any:

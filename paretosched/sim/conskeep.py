@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from paretosched.sim.consprofile import CORES
+
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
 
@@ -86,7 +88,7 @@ class Releases:
 
     def _cores(self, job: Any) -> Any:
         group_of = self.group_of
-        vec = np.zeros(self.n_groups, dtype=np.int64)
+        vec = np.zeros(self.n_groups, dtype=CORES)
         for g in job.groups:
             vec[group_of[g.proc.idx]] += len(g.cores)
         return vec
