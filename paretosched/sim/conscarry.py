@@ -42,12 +42,18 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
     if rel is None or not whole(twin, rel):
         return None
     now = twin.now
-    live = [(job, r) for job, r in res.items() if r[0] >= now]
-    if kept.bounded and any(len(r[4]) for _, r in live):
-        return None  # memory held in the future: a build makes it a matrix
-    ends = {e if e > now else now for e in rel.by_end}
-    later = {r[1] for _, r in live} | {r[0] for _, r in live if r[0] > now}
-    times = [now] + sorted(ends | later)
+    held = kept.held
+    live = [r for r in res.values() if r[0] >= now]
+    # the reservations `kept` does not hold (none: between decisions reservations are only dropped)
+    added = [r for job, r in res.items() if r[0] >= now and held.get(job) is not r]
+    if kept.bounded and any(len(r[4]) for r in added):
+        return None  # memory held in the future: a build makes it a matrix (`kept`'s hold none)
+    # a build's steps: every estimated end and reservation start and end after now, and now again
+    # (a row of its own) if a running job's estimated end has passed
+    by_end = rel.by_end
+    steps = sorted(set(by_end).union([r[0] for r in live], [r[1] for r in live]))
+    steps = steps[bisect_right(steps, now):]
+    times = [now, now] + steps if by_end and min(by_end) <= now else [now] + steps
     m = len(times)
     # each new row's old row: the last one starting at or before its time
     old_t = kept.times
@@ -65,24 +71,20 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
             _shift(cores, times, None, new[0], new[1], -1)
     for t_end, dense in kept.started:  # held from its start to its planned end: now a running job
         _shift(cores, times, None, t_end, dense, 1)
-    held = kept.held
     for job, r in held.items():
         if res.get(job) is not r or r[0] < now:  # dropped (or made afresh) since
             _shift(cores, times, r[0], r[1], r[6], 1)
-    due = []
-    for job, r in live:
-        if held.get(job) is not r:  # (between decisions reservations are only dropped: none)
-            _shift(cores, times, r[0], r[1], r[6], -1)
-        if r[0] <= now:
-            due.append(r[6])
+    for r in added:
+        _shift(cores, times, r[0], r[1], r[6], -1)
     prof = object.__new__(Profile)
     prof.bounded = kept.bounded
     prof.group_of, prof.members = kept.group_of, kept.members
     prof.times = times
     cores[0] = cache.free_by_group(twin)
     prof.free_now = cores[0].copy()
-    for dense in due:
-        cores[0] -= dense
+    for r in live:
+        if r[0] <= now:  # due now: held from the first row
+            cores[0] -= r[6]
     if prof.bounded:
         prof.mem_row = cache.mem_by_node(twin)
         prof.mem_now = prof.mem_row.copy()
