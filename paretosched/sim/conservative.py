@@ -36,11 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from paretosched.sim.conscarry import carry, whole
 from paretosched.sim.conskeep import Releases, still_fresh, verify_stuck
 from paretosched.sim.conskeep import verify_free as _verify_free
 from paretosched.sim.conskeep import verify_profile as _verify_profile
 from paretosched.sim.consplan import Plan, count_pass, hold_end, take_counts, wake
-from paretosched.sim.consprofile import Profile, least
+from paretosched.sim.consprofile import CORES, Profile, least
 from paretosched.sim.endorder import end_order
 from paretosched.sim.policies import JobSelector, ResourceSelector
 from paretosched.sim.state import ProcState
@@ -85,13 +86,19 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     res = plan.res
     # a reservation whose start has passed (jobs overran) is made afresh: not held
     # (a dropped hold gives its cores back)
-    plan.given.extend((now, job.size) for job, r in res.items() if r[0] < now)
+    passed = [(now, job.size) for job, r in res.items() if r[0] < now]
+    plan.given.extend(passed)
     holds = [r[:6] for r in res.values() if r[0] >= now]
     kept, cache.kept = cache.kept, None
-    if kept is not None and not compress and still_fresh(kept, cache, twin, now, order.est, holds):
+    # (a profile still holding a reservation whose start passed is not the one to use again)
+    if kept is not None and not compress and not passed and still_fresh(kept, cache, twin, now, order.est, holds):
         prof = kept  # nothing changed since the last decision but the time: its profile, moved on
     else:
-        prof = Profile(twin, ranked, cache, holds)
+        # the last decision's profile brought forward by the changes since, else a build
+        prof = carry(kept, twin, cache, res, order.est) if kept is not None and cache.carry else None
+        if prof is None:
+            prof = Profile(twin, ranked, cache, holds)
+        cache.made(twin, prof)
     if cache.verify:
         _verify_free(twin, prof)
         _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
@@ -200,8 +207,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             if limit:
                 most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
-    if not broken:
-        cache.kept = prof
+    prof.held = {j: r for j, r in res.items() if r[0] >= now}
+    cache.kept = prof
     wake(twin, plan)
 
 
@@ -226,8 +233,9 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
             prof.mem_now[p.node.idx] -= k * job.mem
     t_end = hold_end(twin.now, duration)
     plan.release[job] = t_end
-    prof.hold(twin.now, t_end, _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem, len(prof.members)),
-              job.size)
+    vec = _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem, len(prof.members))
+    prof.hold(twin.now, t_end, vec, job.size)
+    prof.started.append((t_end, vec[4]))
     return True
 
 
@@ -241,10 +249,11 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[
         if mem > 0 and node.mem_cap < math.inf:
             by_node[node.idx] = by_node.get(node.idx, 0.0) + k * mem
     gs = np.fromiter(by_group, np.int64, len(by_group))
-    ks = np.fromiter(by_group.values(), np.int64, len(by_group))
-    dense = np.zeros(n_groups, dtype=np.int64)
+    ks = np.fromiter(by_group.values(), CORES, len(by_group))
+    dense = np.zeros(n_groups, dtype=CORES)
     dense[gs] = ks
     return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
+
 
 
 def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
@@ -255,6 +264,7 @@ class _Cache:
     """What a twin's passes share: the plan, processor groups per ranking, each job's cores per group."""
 
     verify = False  # tests: check every job skipped as stuck and the kept free counts, the slow way
+    carry = True  # tests: off builds every profile that is not used again whole
 
     def __init__(self) -> None:
         self.plan = Plan()
@@ -265,7 +275,7 @@ class _Cache:
         self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
         self.index: dict[tuple[float, int], int] = {}   # and back
         self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
-        self._free: list[int] | None = None  # `free_by_group`'s counts, per processor, and marks
+        self._free: Any = None  # `free_by_group`'s counts, per processor, and marks
         self._last: list[int] = []
         self._dirty: dict[Any, None] | None = None
         self._mem: Any = None  # each node's free memory, kept from the same marks
@@ -297,7 +307,7 @@ class _Cache:
             for job, r in res.items():
                 if len(r) == 8:
                     gs = _index_of(r[7], key_group)
-                    dense = np.zeros(len(members), dtype=np.int64)
+                    dense = np.zeros(len(members), dtype=CORES)
                     dense[gs] = r[3]
                     res[job] = (r[0], r[1], gs, *r[3:6], dense, r[7])
             self._parts.clear()
@@ -316,6 +326,14 @@ class _Cache:
             self._twin = twin
         rel.sync(twin, est)
         return rel if not rel.with_mem else None
+
+    def made(self, twin: Twin, prof: Profile) -> None:
+        """`prof` was made now: the releases' log starts anew, and it may be carried forward only
+        if every busy core is a filed running job's (none is held by a job still booting)."""
+        rel = self._releases
+        if rel is not None:
+            rel.log.clear()
+            prof.whole = whole(twin, rel)
 
     def _drop_releases(self) -> None:
         if self._releases is not None:
@@ -339,8 +357,9 @@ class _Cache:
         """Whether the twin marked no processor or node since `free_by_group` last read the marks."""
         return self._dirty is not None and not self._dirty
 
-    def free_by_group(self, twin: Twin) -> list[int]:
-        """Each group's free cores now, kept from the processors the twin marks as changed."""
+    def free_by_group(self, twin: Twin) -> Any:
+        """Each group's free cores now (an array: read, not changed), kept from the processors the
+        twin marks as changed."""
         free, last, dirty = self._free, self._last, self._dirty
         group_of = self._groups[0]
         if dirty is None:
@@ -349,20 +368,25 @@ class _Cache:
                 node.watchers.append(dirty)
             last = self._last = [len(p.free) for p in twin.procs]
         if free is None:
-            free = self._free = [0] * len(self._groups[1])
+            counts = [0] * len(self._groups[1])
             for p in twin.procs:
                 n = last[p.idx] = len(p.free)
-                free[group_of[p.idx]] += n
+                counts[group_of[p.idx]] += n
+            free = self._free = np.array(counts, dtype=CORES)
         mem = self._mem
+        change: dict[int, int] = {}
         for x in dirty:
             if x.__class__ is ProcState:
                 n = len(x.free)
                 if n != last[x.idx]:
-                    free[group_of[x.idx]] += n - last[x.idx]
+                    g = group_of[x.idx]
+                    change[g] = change.get(g, 0) + n - last[x.idx]
                     last[x.idx] = n
             elif mem is not None:  # a node: the twin marks one whenever its free memory changes
                 mem[x.idx] = x.mem_free
         dirty.clear()
+        if change:  # (kept as an array: a profile's first row is copied from it, not converted)
+            free[list(change)] += list(change.values())
         return free
 
     def mem_by_node(self, twin: Twin) -> Any:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from paretosched.sim.consprofile import CORES
+
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
 
@@ -36,6 +38,10 @@ class Releases:
         self.by_end: dict[float, list[Any]] = {}            # estimated end -> [cores per group, jobs]
         self.of_job: dict[Any, tuple[float, Any]] = {}      # running job -> (its key, its cores)
         self.with_mem = 0                                   # running jobs filed that hold memory
+        # each re-filing since the last profile was made, as (old (end, cores) or None, new or
+        # None): what `conscarry.carry` brings that profile forward by
+        self.log: list[tuple[Any, Any]] = []
+        self.filed = 0                                      # the cores of the jobs filed
 
     def close(self, twin: Twin) -> None:
         """Stop following the twin's marks (the groups were made anew)."""
@@ -49,8 +55,10 @@ class Releases:
         if not marks:
             return
         by_end, of_job, running = self.by_end, self.of_job, twin.running
+        log = self.log
         for job in marks:
             old = of_job.pop(job, None)
+            new = None
             if old is not None:
                 entry = by_end[old[0]]
                 if entry[1] == 1:
@@ -60,10 +68,11 @@ class Releases:
                     entry[1] -= 1
                 if job.mem > 0:
                     self.with_mem -= 1
+                self.filed -= job.size
             if job in running:
                 e = est[job]
                 vec = self._cores(job)
-                of_job[job] = (e, vec)
+                new = of_job[job] = (e, vec)
                 entry = by_end.get(e)
                 if entry is None:
                     by_end[e] = [vec, 1]
@@ -72,11 +81,14 @@ class Releases:
                     entry[1] += 1
                 if job.mem > 0:
                     self.with_mem += 1
+                self.filed += job.size
+            if old is not None or new is not None:
+                log.append((old, new))
         marks.clear()
 
     def _cores(self, job: Any) -> Any:
         group_of = self.group_of
-        vec = np.zeros(self.n_groups, dtype=np.int64)
+        vec = np.zeros(self.n_groups, dtype=CORES)
         for g in job.groups:
             vec[group_of[g.proc.idx]] += len(g.cores)
         return vec
