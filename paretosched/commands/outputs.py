@@ -87,10 +87,12 @@ def end_process(code: int) -> None:
     """End a `simulate` process at once: its output is written, no other thread runs and the package
     registers no exit handler, so the interpreter's teardown (freeing every module and object one by
     one: ~20 ms of a 0.7 s process) is skipped. Returns only when the output cannot be flushed (a
-    closed pipe, a full disk): the caller then exits the usual way, which reports it as Python does."""
+    closed pipe, a full disk): the caller then exits the usual way, which reports it as Python does.
+    A stream Python has none of (its descriptor closed, `>&-`: sys.stdout is None) has nothing to flush."""
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):  # (ValueError: a stream closed by the program)
         return
     os._exit(code)
