@@ -167,3 +167,14 @@ def test_a_failed_focus_baseline_is_said(tmp_path: Path, monkeypatch: pytest.Mon
     assert [r.status for r in read_evaluations(run) if r.kind == "baseline"] == ["failed"]
     said = [line for line in err.getvalue().splitlines() if "focus: baseline 'prod' failed" in line]
     assert len(said) == 1 and "without focus" in said[0]
+
+
+def test_focus_is_refused_with_three_objectives(tmp_path: Path) -> None:
+    """NSGA-III (3+ objectives) ranks the genomes that do not beat the baseline by their equal
+    violation alone: its population never took an offspring in (generation 0's for a whole run)."""
+    objectives = ["energy_kwh", "mean_bsld", "utilisation"]
+    with pytest.raises(UserError, match=r"^.*study.yaml: focus: needs 2 objectives \(NSGA-II\); this study has 3$"):
+        load_study(write_study(tmp_path, baselines={"prod": PROD}, focus={"baseline": "prod"}, objectives=objectives,
+                               reference_point=None))
+    assert len(load_study(write_study(tmp_path, name="n.yaml", baselines={"prod": PROD}, objectives=objectives,
+                                      reference_point=None)).objectives) == 3
