@@ -82,3 +82,15 @@ def test_command_process_with_a_closed_stream(config, fd):
         assert proc.stderr == ""
     else:
         assert json.loads(proc.stdout)["n_jobs"] == 150
+
+
+def test_command_process_under_a_profiler_reports(config, tmp_path):
+    """`python -m cProfile -o FILE -m paretosched.cli simulate ...`: the profiler writes its file
+    when the command returns, so the process must not end at once under it (nor under a tracer)."""
+    prof = tmp_path / "p.out"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "paretosched.cli", "simulate",
+                           str(config), "--json"], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["n_jobs"] == 150
+    import pstats
+
+    assert any(fn == "run_simulate" for _, _, fn in pstats.Stats(str(prof)).stats)
