@@ -69,3 +69,28 @@ def test_process_ends_freezes_the_run_and_keeps_the_numbers(config):
     same, frozen, parts = json.loads(out.stdout)
     assert same and parts[0] == 0 and parts[1] >= 150
     assert frozen > 4 * parts[1]  # the jobs, their parts and their core lists at least
+
+
+@pytest.mark.parametrize("fd", [1, 2])
+def test_command_process_with_a_closed_stream(config, fd):
+    """Run with stdout or stderr closed (`>&-`, as a daemon or cron may start it), Python makes that
+    stream None: the process still ends with code 0, no traceback, the other stream whole."""
+    proc = subprocess.run([sys.executable, "-m", "paretosched.cli", "simulate", str(config), "--json"],
+                          capture_output=True, text=True, env=ENV, preexec_fn=lambda: os.close(fd))
+    assert proc.returncode == 0
+    if fd == 1:
+        assert proc.stderr == ""
+    else:
+        assert json.loads(proc.stdout)["n_jobs"] == 150
+
+
+def test_command_process_under_a_profiler_reports(config, tmp_path):
+    """`python -m cProfile -o FILE -m paretosched.cli simulate ...`: the profiler writes its file
+    when the command returns, so the process must not end at once under it (nor under a tracer)."""
+    prof = tmp_path / "p.out"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "paretosched.cli", "simulate",
+                           str(config), "--json"], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["n_jobs"] == 150
+    import pstats
+
+    assert any(fn == "run_simulate" for _, _, fn in pstats.Stats(str(prof)).stats)

@@ -87,10 +87,25 @@ def end_process(code: int) -> None:
     """End a `simulate` process at once: its output is written, no other thread runs and the package
     registers no exit handler, so the interpreter's teardown (freeing every module and object one by
     one: ~20 ms of a 0.7 s process) is skipped. Returns only when the output cannot be flushed (a
-    closed pipe, a full disk): the caller then exits the usual way, which reports it as Python does."""
+    closed pipe, a full disk): the caller then exits the usual way, which reports it as Python does.
+    A stream Python has none of (its descriptor closed, `>&-`: sys.stdout is None) has nothing to flush.
+    Also returns when a profiler, tracer or coverage tool watches the process (`python -m cProfile -m
+    paretosched.cli simulate ...`): it reports after the command returns, which os._exit would prevent."""
+    if _watched():
+        return
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):  # (ValueError: a stream closed by the program)
         return
     os._exit(code)
+
+
+def _watched() -> bool:
+    """Whether a profiler or tracer runs in this process (sys.setprofile/settrace, or sys.monitoring
+    from Python 3.12, which cProfile and coverage may use instead)."""
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(i) is not None for i in range(6))

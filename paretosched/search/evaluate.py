@@ -13,6 +13,7 @@ error text), never an exception of the engine: the run goes on.
 from __future__ import annotations
 
 import importlib
+import queue
 import time
 from collections import Counter, deque
 from typing import Any, Callable, Hashable, Iterator
@@ -203,6 +204,8 @@ class TaskPool:
         self._futures.clear()
         self._queue.clear()
         if self._executor is not None:
+            if killed:
+                forget_unsent(self._executor)
             self._executor.shutdown(wait=exc[0] is None, kill_workers=exc[0] is not None)
             self._executor = None
 
@@ -269,3 +272,18 @@ class TaskPool:
             self._feed()  # the freed workers' next tasks, before the caller looks at the results
         out, self._done = self._done, []
         return out
+
+
+def forget_unsent(executor: Any) -> None:
+    """Before loky's shutdown(kill_workers=True): take out the ids of the tasks its manager thread has
+    not yet moved to its call queue. Why: that shutdown fails and forgets their futures but leaves
+    their ids queued, and the manager thread then dies on the first (KeyError in
+    add_call_item_to_queue; joblib 1.6's loky), printing a thread traceback on Ctrl-C of a steady
+    search; the futures are failed by the shutdown all the same. loky's queue is private: read only
+    if it is there."""
+    ids = getattr(executor, "_work_ids", None)
+    while ids is not None:
+        try:
+            ids.get_nowait()
+        except queue.Empty:
+            return

@@ -17,6 +17,8 @@ n (common random numbers; the mean by the twin's rule, as the genome's own).
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from paretosched.search.ledger import Ledger, Spec
@@ -37,15 +39,23 @@ def baseline_specs(study: Study, seeds: list[int], order: list[int]) -> list[Spe
 class Focus:
     """Constraint values G of search rows against the focus baseline (pymoo: feasible when G <= 0)."""
 
-    def __init__(self, spec: FocusSpec | None, ledger: Ledger, signs: np.ndarray, state: Checkpoint) -> None:
+    def __init__(self, spec: FocusSpec | None, ledger: Ledger, signs: np.ndarray, state: Checkpoint,
+                 say: Callable[[str], None] = print) -> None:
         self.name = spec.baseline if spec is not None else None
         self.ledger, self.signs, self.state = ledger, signs, state  # state.baseline_ids: once the baselines ran
+        self.say, self._said = say, False
         self._means: dict[int, np.ndarray] = {}
 
     def g(self, ids: list[int]) -> np.ndarray | None:
         """G for the rows `ids` (any value where a row failed); None when off or the baseline failed."""
         bid = self.state.baseline_ids.get(self.name) if self.name is not None else None
-        if bid is None or not self.ledger.ok(bid):
+        if bid is None:
+            return None
+        if not self.ledger.ok(bid):
+            if not self._said:  # the option the user asked for is off: said once a session, not silently
+                self._said = True
+                self.say(f"focus: baseline {self.name!r} failed (eval {bid}, see its row in the log): "
+                         "the search goes on without focus, as plain NSGA-II")
             return None
         out = np.zeros(len(ids))
         for k, i in enumerate(ids):

@@ -118,7 +118,6 @@ class SearchRun:
         # a run checkpointed before resampling existed continues without it, as it started
         self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study) if state.resampling else [],
                                    study.resampling)
-        self.focus = Focus(study.focus, self.ledger, self.signs, state)
         off = study.algorithm.n_offsprings or study.algorithm.pop_size
         self.screener = None if study.screening is None else \
             make_screener(study.screening, self.space, self.seeds, self.signs, off, algorithm_seed(study))
@@ -128,6 +127,7 @@ class SearchRun:
             total = study.algorithm.pop_size + (b.generations - 1) * off
         # a finished run only prints a message; a resumed one starts the bar where it stopped
         self.progress = Progress(study.name, total, quiet or state.done, initial=state.n_told)
+        self.focus = Focus(study.focus, self.ledger, self.signs, state, self.progress.message)
         for note in [*(notes or []), *self.start_notes]:
             self.progress.message(note)
 

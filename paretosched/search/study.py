@@ -269,6 +269,8 @@ def resolve_study(study: Study, path: Path) -> Study:
     if study.focus is not None and study.focus.baseline not in study.baselines:
         raise UserError(f"{src}: focus.baseline: {study.focus.baseline!r} is not one of the study's baselines"
                         f"{did_you_mean(study.focus.baseline, study.baselines) or _known(study.baselines)}")
+    if study.focus is not None and len(study.objectives) > 2:  # NSGA-III's survival would freeze the population
+        raise UserError(f"{src}: focus: needs 2 objectives (NSGA-II); this study has {len(study.objectives)}")
     if study.evaluator is not None:
         _import_evaluator(study.evaluator, src)
     if study.algorithm.schedule == "steady" and study.screening is not None:

@@ -137,3 +137,44 @@ def test_the_cost_line_counts_the_focus_baseline_on_every_seed(tmp_path: Path) -
     assert "plus 4 for 2 baseline(s)" in check_cost(load_study(write_study(tmp_path, **kw)), "s")
     focused = load_study(write_study(tmp_path, name="f.yaml", focus={"baseline": "prod"}, **kw))
     assert "plus 8 for 2 baseline(s)" in check_cost(focused, "s")  # prod on 6 seeds, other on 2
+
+
+def evaluate_prod_fails(cfg: dict, seed: int) -> dict:
+    """`analytic.evaluate_lucky`, except that the focus baseline PROD fails."""
+    from paretosched.search.analytic import evaluate_lucky
+
+    s = cfg["scheduler"]
+    if s.get("min_nodes_on") == 3 and s.get("freq") == 0.55 and s.get("power_off_idle_s") == 100.0:
+        raise ValueError("baseline broken")
+    return evaluate_lucky(cfg, seed)
+
+
+@pytest.mark.parametrize("schedule", ["generational", "steady"])
+def test_a_failed_focus_baseline_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schedule: str) -> None:
+    """The focus baseline failed: the search goes on as plain NSGA-II, and says so (not silently)."""
+    import contextlib
+    import io
+
+    from paretosched.search.optimise import optimise
+
+    monkeypatch.setenv("PARETOSCHED_EVALUATORS", "test_search_focus:*")
+    study = write_study(tmp_path, **dict(FOCUSED, budget={"generations": 2}, seeds=2, recheck=2,
+                                         algorithm={"pop_size": 8, "schedule": schedule},
+                                         evaluator="test_search_focus:evaluate_prod_fails"))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        run = optimise(str(study), out=str(tmp_path / "run"), quiet=True, workers=1)
+    assert [r.status for r in read_evaluations(run) if r.kind == "baseline"] == ["failed"]
+    said = [line for line in err.getvalue().splitlines() if "focus: baseline 'prod' failed" in line]
+    assert len(said) == 1 and "without focus" in said[0]
+
+
+def test_focus_is_refused_with_three_objectives(tmp_path: Path) -> None:
+    """NSGA-III (3+ objectives) ranks the genomes that do not beat the baseline by their equal
+    violation alone: its population never took an offspring in (generation 0's for a whole run)."""
+    objectives = ["energy_kwh", "mean_bsld", "utilisation"]
+    with pytest.raises(UserError, match=r"^.*study.yaml: focus: needs 2 objectives \(NSGA-II\); this study has 3$"):
+        load_study(write_study(tmp_path, baselines={"prod": PROD}, focus={"baseline": "prod"}, objectives=objectives,
+                               reference_point=None))
+    assert len(load_study(write_study(tmp_path, name="n.yaml", baselines={"prod": PROD}, objectives=objectives,
+                                      reference_point=None)).objectives) == 3
