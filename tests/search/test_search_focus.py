@@ -94,19 +94,33 @@ def test_the_focus_baseline_runs_on_every_seed_a_genome_may_reach(tmp_path: Path
     assert base == {"prod": order, "other": order[:2]} and len(order) == 5
 
 
-def test_focus_spends_the_search_where_the_baseline_is_beaten(tmp_path: Path) -> None:
-    def beaten(run: Path) -> int:
-        rows = log_json(run)
-        b = next(r["objectives"] for r in rows if r["kind"] == "baseline")
-        return sum(r["objectives"]["energy_kwh"] < b["energy_kwh"] and r["objectives"]["mean_bsld"] < b["mean_bsld"]
-                   for r in rows if r["kind"] == "search" and r["status"] == "ok")
+def _beaten(run: Path) -> list[int]:
+    """Eval ids of the successful search rows that beat the baseline on both objectives."""
+    rows = log_json(run)
+    b = next(r["objectives"] for r in rows if r["kind"] == "baseline")
+    return [r["eval_id"] for r in rows if r["kind"] == "search" and r["status"] == "ok"
+            and r["objectives"]["energy_kwh"] < b["energy_kwh"] and r["objectives"]["mean_bsld"] < b["mean_bsld"]]
 
+
+def test_focus_spends_the_search_where_the_baseline_is_beaten(tmp_path: Path) -> None:
+    """Over study seeds 1-10 (200 genomes each) focus found 27/4/10/16/15/8/20/9/13/4 genomes that
+    beat the baseline against 7/7/9/10/3/0/4/8/5/1 without: ahead on 9 of 10. Seeds 1-4 here."""
     plain = {k: v for k, v in FOCUSED.items() if k != "focus"}
-    on, off = (run_quiet(write_study(tmp_path, name=f"{n}.yaml", **kw), tmp_path / n)
-               for n, kw in (("on", FOCUSED), ("off", plain)))
-    assert beaten(on) >= 3 * max(beaten(off), 1)  # 27 against 7 of 200 genomes when written
-    # without the option nothing changes: the same log as a study without baselines' focus
-    assert beaten(off) > 0
+    on = off = 0
+    for seed in (1, 2, 3, 4):
+        runs = [run_quiet(write_study(tmp_path, name=f"{n}{seed}.yaml", seed=seed, **kw), tmp_path / f"{n}{seed}")
+                for n, kw in (("on", FOCUSED), ("off", plain))]
+        on, off = on + len(_beaten(runs[0])), off + len(_beaten(runs[1]))
+    assert on >= 1.5 * off > 0  # 57 against 33 when written
+
+
+def test_the_population_keeps_every_genome_that_beats_the_baseline(tmp_path: Path) -> None:
+    """Survival takes them first: once told, one leaves the population only for another that beats
+    the baseline, so the final population holds min(pop_size, all told) of them."""
+    run = run_quiet(write_study(tmp_path, **dict(FOCUSED, seed=1)), tmp_path / "run")
+    beaten = set(_beaten(run))
+    population = set(__import__("json").loads((run / "population.json").read_text())["eval_ids"])
+    assert len(beaten) > 20 and len(population & beaten) == min(20, len(beaten))
 
 
 def test_focus_is_reproducible_and_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
