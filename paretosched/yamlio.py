@@ -178,7 +178,7 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
     inp = first.get("input")
     shown = "" if first["type"] in ("missing", "extra_forbidden") or isinstance(inp, (dict, list)) else f" (got {inp!r})"
     if first["type"] == "extra_forbidden":
-        msg = "unknown key" + _did_you_mean(path[-1] if path else None, model)
+        msg = "unknown key" + _did_you_mean(path[-1] if path else None, model, first["loc"])
     elif first["type"] == "missing":
         msg = "required key is missing"
     elif first["type"] == "model_type":  # "Input should be a valid dictionary or instance of <Class>"
@@ -197,7 +197,7 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
         for nxt in errors[1:]:
             nxt_path = _user_loc(nxt["loc"], model)[0]
             where = ".".join(str(part) for part in nxt_path) or "<root>"
-            what = ("unknown key" + _did_you_mean(nxt_path[-1] if nxt_path else None, model)
+            what = ("unknown key" + _did_you_mean(nxt_path[-1] if nxt_path else None, model, nxt["loc"])
                     if nxt["type"] == "extra_forbidden" else "required key is missing" if nxt["type"] == "missing"
                     else str(nxt["msg"]).removeprefix("Value error, "))
             rest.append(f"{where}: {what}")
@@ -207,10 +207,15 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
     return f"{source}: {loc or '<root>'}: {msg}{shown}{tail}"
 
 
-def _did_you_mean(key: Any, model: type[BaseModel] | None) -> str:
-    """' (did you mean 'job_policy'?)' for a misspelt key: the closest key any section of `model` has."""
+def _did_you_mean(key: Any, model: type[BaseModel] | None, loc: tuple[Any, ...] = ()) -> str:
+    """' (did you mean 'job_policy'?)' for a misspelt key: the closest key of its own section when
+    the path leads to one (`focus.extra` must not suggest `algorithm.crossover.eta`), else of
+    any section of `model`."""
     if not isinstance(key, str) or model is None:
         return ""
+    parent = _user_loc(tuple(loc[:-1]), model)[1] if loc else None
+    if isinstance(parent, type) and issubclass(parent, BaseModel):
+        return did_you_mean(key, {f.alias or n for n, f in parent.model_fields.items()}, cutoff=0.75)
     return did_you_mean(key, _known_keys(model), cutoff=0.75)
 
 

@@ -140,6 +140,11 @@ def test_focus_options_are_validated(tmp_path: Path) -> None:
         load_study(write_study(tmp_path, baselines={"prod": PROD}, focus={"baseline": "x"}))
     with pytest.raises(UserError, match=r"focus.baseline: 'prod' .*the study names none: add it under baselines"):
         load_study(write_study(tmp_path, focus={"baseline": "prod"}))
+    # a misspelt key is matched against its own section's keys, not the whole study's ('eta')
+    with pytest.raises(UserError, match=r"study.yaml: focus.extra: unknown key$"):
+        load_study(write_study(tmp_path, baselines={"prod": PROD}, focus={"baseline": "prod", "extra": 1}))
+    with pytest.raises(UserError, match=r"focus.baselin: unknown key \(did you mean 'baseline'\?\)"):
+        load_study(write_study(tmp_path, baselines={"prod": PROD}, focus={"baselin": "prod"}))
     with pytest.raises(UserError, match=r"study.yaml: focus.margin"):
         load_study(write_study(tmp_path, baselines={"prod": PROD}, focus={"baseline": "prod", "margin": 1}))
 
