@@ -292,15 +292,17 @@ def _imports(own_process: bool) -> Iterator[None]:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from paretosched.commands.outputs import output_errors, refuse_existing, require_writable, say_replaced
+    from paretosched.commands.outputs import STDOUT, output_errors, refuse_existing, require_writable, say_replaced
 
     cmd = args.command
     if cmd == "simulate":
         with _imports(args.own_process):
             from paretosched.commands.simulate import run_simulate
 
-        with output_errors("--out"):
+        with output_errors("--out" if args.out else STDOUT):  # --json or the table
             code = run_simulate(args)
+            if sys.stdout is not None:  # (None when started with stdout closed)
+                sys.stdout.flush()  # a full device or a closed pipe is found here, not at exit
         # nothing of the package is left to run at exit; --plots' libraries might leave something
         args.exit_now = args.own_process and not args.plots
         return code

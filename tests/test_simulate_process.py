@@ -94,3 +94,15 @@ def test_command_process_under_a_profiler_reports(config, tmp_path):
     import pstats
 
     assert any(fn == "run_simulate" for _, _, fn in pstats.Stats(str(prof)).stats)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_full_standard_output_is_named_as_such(config, extra):
+    """Printing to a full device: one line naming standard output (not `--out`, which was not given), exit 2."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-c", "from paretosched.cli import run; run()", "simulate", str(config),
+                            *extra], stdout=full, stderr=subprocess.PIPE, text=True, env=ENV, timeout=120)
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "paretosched: error: standard output: no space left on the device; free some and run the command again"]

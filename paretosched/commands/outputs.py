@@ -55,6 +55,20 @@ def say_replaced(paths: Iterable[Path]) -> None:
         print(f"paretosched: replaced {', '.join(names)}", file=sys.stderr)
 
 
+STDOUT = "standard output"  # `output_errors`' name for a command's printed output
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device: what is left in its buffer would fail again when
+    the interpreter flushes it at exit (exit code 120 after our one-line error)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, AttributeError, ValueError):  # no real stdout: nothing will be flushed to it
+        pass
+
+
 @contextmanager
 def output_errors(option: str, again: str = "run the command again") -> Iterator[None]:
     """OSError while writing a command's output as one line naming the file (a full disk says so)."""
@@ -64,6 +78,8 @@ def output_errors(option: str, again: str = "run the command again") -> Iterator
         if isinstance(exc, BrokenPipeError):
             raise
         where = exc.filename or option
+        if option == STDOUT and exc.filename is None:
+            _drop_stdout()
         if exc.errno == errno.ENOSPC:
             raise UserError(f"{where}: no space left on the device; free some and {again}") from None
         if exc.filename is None:  # e.g. pandas' own OSError: the message says what
