@@ -13,8 +13,7 @@ from paretosched.sim import conscarry
 from paretosched.sim import conservative as cons
 from paretosched.sim import workload
 from paretosched.sim.conskeep import Releases
-from paretosched.sim.platform import build_platform, load_platform_spec
-from tests.sim.test_invariants import platforms, simulate, workloads
+from tests.sim.test_invariants import loose_jobs, platforms, simulate
 
 real_carry = conscarry.carry
 
@@ -45,14 +44,7 @@ def test_a_carried_profile_is_the_fresh_one_at_every_decision(data):
     # re-timed), zero-length jobs, memory or none, processors that power off and boot (jobs that
     # hold cores while booting): every profile, carried or built, equals a fresh build
     plat = data.draw(platforms())
-    n_cores = build_platform(load_platform_spec(plat)).n_cores
-    jobs = data.draw(workloads(n_cores, zero_runs=data.draw(st.booleans())))
-    no_mem = data.draw(st.booleans())
-    for j in jobs:
-        if no_mem:
-            j["mem_mb"] = 0.0
-        if j["req_s"] and data.draw(st.booleans()):
-            j["req_s"] = j["req_s"] * data.draw(st.sampled_from([2, 5]))
+    jobs, no_mem = loose_jobs(data, plat)
     off = data.draw(st.sampled_from([None, 0.0, 5.0]))
     cfg = config_from_dict({
         "platform": plat, "workload": {"jobs": jobs},

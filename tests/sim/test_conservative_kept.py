@@ -15,7 +15,7 @@ from paretosched.sim import consprofile
 from paretosched.sim import workload
 from paretosched.sim.conskeep import Releases
 from paretosched.sim.platform import build_platform, load_platform_spec
-from tests.sim.test_invariants import platforms, simulate, workloads
+from tests.sim.test_invariants import loose_jobs, platforms, simulate, workloads
 
 
 def _checked(cfg, no_mem: bool = False):
@@ -41,14 +41,7 @@ def test_kept_releases_give_the_fresh_profile_at_every_decision(data):
     # random heterogeneous platforms, loose estimates (jobs end early) and interference (jobs are
     # re-timed), with and without memory: every profile is compared to a fresh build
     plat = data.draw(platforms())
-    n_cores = build_platform(load_platform_spec(plat)).n_cores
-    jobs = data.draw(workloads(n_cores, zero_runs=data.draw(st.booleans())))
-    no_mem = data.draw(st.booleans())
-    for j in jobs:
-        if no_mem:
-            j["mem_mb"] = 0.0
-        if j["req_s"] and data.draw(st.booleans()):
-            j["req_s"] = j["req_s"] * data.draw(st.sampled_from([2, 5]))
+    jobs, no_mem = loose_jobs(data, plat)
     cfg = config_from_dict({
         "platform": plat, "workload": {"jobs": jobs},
         "model": {"interference": data.draw(st.sampled_from(["thesis", "proportional", "none"]))},

@@ -61,6 +61,20 @@ def workloads(draw, max_cores: int, exact: bool = False, zero_runs: bool = True)
     return jobs
 
 
+def loose_jobs(data: st.DataObject, plat: str) -> tuple[list[dict], bool]:
+    """Jobs for `plat`, some with loose estimates (2x or 5x: they end early), and whether their
+    memory was dropped (every job at 0 MB)."""
+    n_cores = build_platform(load_platform_spec(plat)).n_cores
+    jobs = data.draw(workloads(n_cores, zero_runs=data.draw(st.booleans())))
+    no_mem = data.draw(st.booleans())
+    for j in jobs:
+        if no_mem:
+            j["mem_mb"] = 0.0
+        if j["req_s"] and data.draw(st.booleans()):
+            j["req_s"] = j["req_s"] * data.draw(st.sampled_from([2, 5]))
+    return jobs, no_mem
+
+
 def _check(res, platform_spec, n_loaded, idle_floor=True):
     jobs = res.jobs
     # every job that loaded ends exactly once
