@@ -198,8 +198,8 @@ class TaskPool:
 
     def __exit__(self, *exc: Any) -> None:
         killed = self._executor is not None and exc[0] is not None
-        for fut in self._futures:  # an interrupted search leaves no work behind
-            if not killed:  # loky's kill fails its futures itself, and a cancelled one breaks it (and the exit)
+        if not killed:  # loky's kill fails its futures itself, and a cancelled one breaks it (and the exit)
+            for fut in self._futures:  # an interrupted search leaves no work behind
                 fut.cancel()
         self._futures.clear()
         self._queue.clear()

@@ -19,10 +19,15 @@ from __future__ import annotations
 
 from typing import Callable
 
+from typing import Any
+
 import numpy as np
+from pymoo.core.population import Population
 
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.options import FocusSpec
+from paretosched.search.problem import tell_objectives
+from paretosched.search.resample import refresh_objectives
 from paretosched.search.runlog import Checkpoint
 from paretosched.search.study import Study, baseline_config
 from paretosched.sim.metrics import mean_metrics
@@ -37,7 +42,8 @@ def baseline_specs(study: Study, seeds: list[int], order: list[int]) -> list[Spe
 
 
 class Focus:
-    """Constraint values G of search rows against the focus baseline (pymoo: feasible when G <= 0)."""
+    """What NSGA-II is told of logged rows: their objectives, failures as infeasible and, with a
+    focus baseline, whether each beats it (constraint values G: feasible when G <= 0)."""
 
     def __init__(self, spec: FocusSpec | None, ledger: Ledger, signs: np.ndarray, state: Checkpoint,
                  say: Callable[[str], None] = print) -> None:
@@ -45,6 +51,17 @@ class Focus:
         self.ledger, self.signs, self.state = ledger, signs, state  # state.baseline_ids: once the baselines ran
         self.say, self._said = say, False
         self._means: dict[int, np.ndarray] = {}
+
+    def tell(self, algo: Any, pop: Population, ids: list[int]) -> None:
+        """Tell `algo` the rows `ids` (the offspring `pop`, in their order) and advance it."""
+        led = self.ledger
+        failed = np.array([not led.ok(i) for i in ids])
+        F = np.array([led.objective_vector(i, self.signs) if led.ok(i) else np.zeros(len(self.signs)) for i in ids])
+        tell_objectives(algo, pop, F, failed, self.g(ids))
+
+    def refresh(self, pop: Population, ids: list[int]) -> None:
+        """The population (rows `ids`) given its rows' current means after resampling."""
+        refresh_objectives(pop, ids, self.ledger, self.signs, self.g(ids))
 
     def g(self, ids: list[int]) -> np.ndarray | None:
         """G for the rows `ids` (any value where a row failed); None when off or the baseline failed."""

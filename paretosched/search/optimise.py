@@ -23,13 +23,13 @@ from paretosched.search.evaluate import Engine, require_backend
 from paretosched.search.files import atomic_write_text, write_json
 from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
-from paretosched.search.problem import build_algorithm, tell_objectives
+from paretosched.search.problem import build_algorithm
 from paretosched.search.progress import Progress
 from paretosched.search.rundir import RunLock, cache_dir, check_same_twin, make_run_dir, open_run
 from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Generation, load_checkpoint, repair_log,
                                        save_checkpoint, write_front)
 from paretosched.search.space import SearchSpace, starting_genomes
-from paretosched.search.resample import Resampler, refresh_objectives
+from paretosched.search.resample import Resampler
 from paretosched.search.fidelity import make_screener
 from paretosched.search.focus import Focus, baseline_specs
 from paretosched.search.screening import room, widened
@@ -228,11 +228,8 @@ class SearchRun:
         self.state.n_resampled = self.state.n_resampled + added
         ids = [self.ledger.current(self.ledger.by_key[s.key()]) for s in specs]
         if self.resampler.active and gen > 0:
-            refresh_objectives(self.algo.pop, p := self._population_ids(), self.ledger, self.signs, self.focus.g(p))
-        failed = np.array([not self.ledger.ok(i) for i in ids])
-        F = np.array([self.ledger.objective_vector(i, self.signs) if self.ledger.ok(i)
-                      else np.zeros(len(self.names)) for i in ids])
-        tell_objectives(self.algo, pop, F, failed, self.focus.g(ids))
+            self.focus.refresh(self.algo.pop, self._population_ids())
+        self.focus.tell(self.algo, pop, ids)
         self.state.n_told += len(pop)
         self.state.generation = gen
         if self.state.ref is None:

@@ -180,9 +180,10 @@ class FeasibleFirst(RankAndCrowding):
         return out
 
 
-def failed_last(g: np.ndarray, failed: np.ndarray) -> np.ndarray:
-    """Constraint values with the failed rows' violation above any success's."""
-    return np.where(failed, FAILED_PENALTY, g).astype(float)
+def constraints(failed: np.ndarray, g: np.ndarray | None = None) -> np.ndarray:
+    """Each row's constraint value: -1 for a success (or its value in `g`, focus.py: feasible when
+    <= 0), and for a failure a violation above any success's (1, or FAILED_PENALTY with `g`)."""
+    return np.where(failed, 1.0, -1.0) if g is None else np.where(failed, FAILED_PENALTY, g).astype(float)
 
 
 def reference_directions(n_obj: int, pop_size: int) -> np.ndarray:
@@ -203,6 +204,6 @@ def tell_objectives(algo: Algorithm, pop: Population, F: np.ndarray, failed: np.
     `g`: the rows' constraint values (focus.py; feasible when <= 0), None = every success feasible.
     """
     F = np.where(failed[:, None], FAILED_PENALTY, F).astype(float)
-    G = (np.where(failed, 1.0, -1.0) if g is None else failed_last(g, failed))[:, None]
+    G = constraints(failed, g)[:, None]
     Evaluator().eval(StaticProblem(algo.problem, F=F, G=G), pop)
     algo.tell(infills=pop)

@@ -23,7 +23,7 @@ from pymoo.core.population import Population
 
 from paretosched.search.evaluate import Engine
 from paretosched.search.ledger import Ledger, Spec
-from paretosched.search.problem import FAILED_PENALTY, failed_last
+from paretosched.search.problem import FAILED_PENALTY, constraints
 from paretosched.search import pareto
 from paretosched.search.options import ResamplingSpec
 
@@ -102,8 +102,7 @@ def refresh_objectives(pop: Population, ids: list[int], ledger: Ledger, signs: n
     current rows, so that survival compares parents and offspring on the same footing; `g`
     their constraint values against a focus baseline (focus.py), None = every success feasible."""
     failed = np.array([not ledger.ok(eid) for eid in ids], dtype=bool)
-    G = np.where(failed, 1.0, -1.0) if g is None else failed_last(g, failed)
-    for ind, eid, bad, gv in zip(pop, ids, failed, G):
+    for ind, eid, bad, gv in zip(pop, ids, failed, constraints(failed, g)):
         # an extra seed failed: the genome is infeasible from now on, as in tell_objectives
         ind.F = np.full(len(signs), FAILED_PENALTY) if bad else ledger.objective_vector(eid, signs)
         ind.G = np.array([gv])

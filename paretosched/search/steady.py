@@ -51,8 +51,6 @@ from pymoo.core.population import Population
 
 from paretosched.search.evaluate import TaskPool
 from paretosched.search.ledger import Spec
-from paretosched.search.problem import tell_objectives
-from paretosched.search.resample import refresh_objectives
 from paretosched.search.runlog import Generation, SeedResult
 from paretosched.search.focus import baseline_specs
 
@@ -286,16 +284,11 @@ class SteadyLoop:
         r.ledger.flush()
         done = [self.round_results[k] for k in range(len(self.round_tasks))]
         r.ledger.submit(self.round["specs"], _Done(self.round_tasks, done), self.round["gen"])  # type: ignore[arg-type]
-        refresh_objectives(r.algo.pop, p := r._population_ids(), r.ledger, r.signs, r.focus.g(p))
+        r.focus.refresh(r.algo.pop, r._population_ids())
         self.round = None
 
     def _tell_pymoo(self, ids: list[int], inds: list[Individual]) -> None:
-        r = self.run
-        pop = Population.create(*inds)
-        failed = np.array([not r.ledger.ok(i) for i in ids])
-        F = np.array([r.ledger.objective_vector(i, r.signs) if r.ledger.ok(i) else np.zeros(len(r.names))
-                      for i in ids])
-        tell_objectives(r.algo, pop, F, failed, r.focus.g(ids))
+        self.run.focus.tell(self.run.algo, Population.create(*inds), ids)
 
     def _breed(self) -> Individual | None:
         queued = {s.key() for s in self.specs}

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 _size = attrgetter("size")
 
+
 def estimated_end(job: Any, now: float) -> float:
     """When the scheduler expects `job` to end: requested operations left over current speed."""
     return max(now, raw_end(job))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.consprofile import CORES, Profile, add
+from paretosched.sim.consprofile import CORES, Profile
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
@@ -91,13 +91,7 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
     else:
         prof.mem_row = prof.mem_now = None
     prof.mem = None
-    prof._buf = buf
-    prof._at = 0
-    prof.cores = cores
-    prof.totals = add(cores, axis=1).tolist()
-    prof.held = None
-    prof.started = []
-    prof.whole = False
+    prof.steps(buf, m)
     return prof
 
 

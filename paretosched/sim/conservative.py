@@ -255,7 +255,6 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[
     return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
 
 
-
 def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
     return np.fromiter((index[k] for k in keys), np.int64, len(keys))
 

@@ -133,10 +133,17 @@ class Profile:
                 np.add.at(mem, (rm, nm), vm)
         # the steps live in a buffer with room below them, so a split moves the rows after it
         # down in place (`split`) instead of copying the whole matrix anew
-        buf = self._buf = np.empty((2 * m + 16, cores.shape[1]), dtype=CORES)
-        self._at = 0  # its address: asked on the first split, not at every build
-        self.cores = np.cumsum(cores, axis=0, out=buf[:m])
+        buf = np.empty((2 * m + 16, cores.shape[1]), dtype=CORES)
+        np.cumsum(cores, axis=0, out=buf[:m])
         self.mem = np.cumsum(mem, axis=0) if mem is not None else None
+        self.steps(buf, m)
+
+    def steps(self, buf: Any, m: int) -> None:
+        """Take `buf[:m]` as the free cores per group of its rows (`buf` has room below them), and
+        start the record of its pass (also for a profile `conscarry` makes)."""
+        self._buf = buf
+        self._at = 0  # its address: asked on the first split, not at every build
+        self.cores = buf[:m]
         self.totals: list[int] = add(self.cores, axis=1).tolist()  # all groups' free cores per row
         self.held: dict[Any, Any] | None = None  # the reservations it holds after its pass, and the
         self.started: list[tuple[float, Any]] = []  # jobs it started: (planned end, cores); `conscarry`

@@ -23,15 +23,13 @@ from __future__ import annotations
 import math
 import random
 from functools import partial
-from itertools import compress, islice
 from operator import attrgetter
 from typing import Any, Callable, ClassVar
 
 from paretosched.sim.spreading import BandwidthSpread, CoreSpread, MemorySpread, SpreadIndex
 from paretosched.sim.state import ProcState
-from paretosched.sim.taking import Alloc, power_rank, take
+from paretosched.sim.taking import Alloc, power_rank, take, take_ones
 
-_free = attrgetter("free")
 COUNTED_TAKE = True  # the one-core shortcut of `_StaticRanking.allocate` (tests compare schedules without it)
 
 # -- job policies ------------------------------------------------------------------------------
@@ -192,9 +190,7 @@ class _StaticRanking(ResourceSelector):
             ranked = self.ranked()
         cap = self.bw_cap if job.bw > 0 else None
         if self._counted and limits is None and cap is None:
-            size = job.size
-            alloc = [(p, 1) for p in islice(compress(ranked, map(_free, ranked)), size)]
-            return alloc if len(alloc) == size else None
+            return take_ones(ranked, job.size)
         return take(ranked, job, limits, mem_limits, cap)
 
 

@@ -111,12 +111,6 @@ class Pcg64:
         state = (self.inc + ((s0 << 64) | s1)) & M128  # one step from 0 (gives inc), plus the seed
         self.state = (state * PCG_MULT + self.inc) & M128
 
-    def _next64(self) -> int:
-        s = self.state = (self.state * PCG_MULT + self.inc) & M128
-        x = ((s >> 64) ^ s) & M64
-        rot = s >> 122
-        return ((x >> rot) | (x << (64 - rot))) & M64
-
     def random(self, n: int) -> list[float]:
         """`Generator.random(n)`: n doubles in [0, 1)."""
         mult, inc, s = PCG_MULT, self.inc, self.state

@@ -8,7 +8,7 @@ pass. `power_rank` orders nodes on, booting, off (used when switch-off is enable
 from __future__ import annotations
 
 import math
-from itertools import compress
+from itertools import compress, islice
 from operator import attrgetter
 from typing import Any
 
@@ -68,6 +68,13 @@ def take(ranked: list[ProcState], job: Any, limits: dict[int, int] | None,
             if need == 0:
                 return list(taken.items())
     return None
+
+
+def take_ones(ranked: list[ProcState], size: int) -> Alloc | None:
+    """One core on each of the first `size` processors with a free core, in rank order: what
+    `take_once` finds on one-core processors without memory limits, at C speed; None if too few."""
+    alloc = [(p, 1) for p in islice(compress(ranked, map(_free, ranked)), size)]
+    return alloc if len(alloc) == size else None
 
 
 def take_once(ranked: list[ProcState], need: int, mem: float, limits: dict[int, int] | None,

@@ -273,7 +273,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def make_rng(seed_seq: Any) -> random.Random:
-    """A fast stdlib RNG seeded from a numpy SeedSequence (policies draw a few numbers per decision)."""
+    """A fast stdlib RNG seeded from a SeedSequence, sim/seeds.py's or numpy's (policies draw a few numbers per decision)."""
     return random.Random(int(seed_seq.generate_state(2, dtype="uint64")[0]))
 
 

@@ -16,7 +16,7 @@ from paretosched.errors import UserError
 from paretosched.search.focus import Focus
 from paretosched.search.ledger import Ledger, Spec, make_row
 from paretosched.search.options import FocusSpec
-from paretosched.search.problem import FAILED_PENALTY, FeasibleFirst, GenomeProblem, failed_last, feasible_first
+from paretosched.search.problem import FAILED_PENALTY, FeasibleFirst, GenomeProblem, constraints, feasible_first
 from paretosched.search.runlog import SeedResult, read_evaluations
 from paretosched.search.study import extra_seeds, load_study
 
@@ -70,7 +70,9 @@ def _pop(F: list[list[float]], G: list[float]) -> Population:
 def test_survival_keeps_the_genomes_that_beat_the_baseline_first(tmp_path: Path) -> None:
     # two that beat it (dominated by others!), three that do not, one failure
     F = [[5, 5], [6, 6], [2, 2], [3, 3], [1, 1], [FAILED_PENALTY] * 2]
-    G = list(failed_last(np.array([-1, -1, 1, 1, 1, 0.0]), np.array([0, 0, 0, 0, 0, 1], dtype=bool)))
+    failed = np.array([0, 0, 0, 0, 0, 1], dtype=bool)
+    G = list(constraints(failed, np.array([-1, -1, 1, 1, 1, 0.0])))
+    assert G[-1] == FAILED_PENALTY and constraints(failed).tolist() == [-1, -1, -1, -1, -1, 1]  # without focus
     problem = GenomeProblem(SimpleNamespace(pymoo_vars=lambda: {}), 2)  # type: ignore[arg-type]
     kept = FeasibleFirst().do(problem, _pop(F, G), n_survive=3)
     # both that beat it, then NSGA-II's rank among the others: (1, 1) dominates (2, 2) and (3, 3)
