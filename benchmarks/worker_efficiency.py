@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import heapq
 from collections import deque
 import io
@@ -55,8 +55,11 @@ import json
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, Hashable, NamedTuple
 
 import yaml
+
+from paretosched.search.space import canonical
 
 Batch = list[float]
 
@@ -114,29 +117,44 @@ def steady(bs: list[Batch], n: int, master_s: float = 0.0) -> float:
     return end
 
 
+Task = tuple[tuple[str, int], float]  # ((config, seed), duration): what the pool keys a simulation by
+
+
+@dataclass
+class Round:
+    """A resampling round: its simulations, and the candidates it gives the pool to speculate."""
+
+    tasks: list[Task]
+    ahead: list[Task]
+
+
 @dataclass
 class SteadyLog:
     """A steady run's simulations as its schedule submitted them (`parts`)."""
 
-    base: Batch  # the baselines', first in the pool
-    genomes: list[Batch]  # each genome's, in index order
-    rounds: dict[int, Batch]  # generation g's resampling round, started when result (g+1) mu - 1 is told
-    tail: list[Batch]  # resampling at the search's end, round after round
+    base: list[Task]  # the baselines', first in the pool
+    genomes: list[list[Task]]  # each genome's, in index order
+    rounds: dict[int, Round]  # generation g's resampling round, started when result (g+1) mu - 1 is told
+    tail: list[Round]  # resampling at the search's end, round after round
     recheck: Batch
     mu: int
     lag: int
     told: int  # genomes told (the checkpoint's count; `genomes` holds one entry for each)
 
 
-def parts(run_dir: Path, cpu: bool = False) -> SteadyLog:
+def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], float] | None = None,
+          depth: int = 1) -> SteadyLog:
     """Read a steady run (`algorithm.schedule: steady`): its log, lag and mu (docs/search.md).
 
     Generation g's round (rows of generation g that supersede a row) is folded in after result
     (g+1) mu + min(L, mu) - 1, or at the search's end: checked against where its rows are logged. The
     rows of the last generation's rounds logged after the last genome are resampling at the end, whose
     rounds (each waits for the one before) are told apart by asking the run's own resampler which rows
-    it adds on the log up to each round (`_tail_rounds`)."""
+    it adds on the log up to each round (`_tail_rounds`). A round's speculation candidates are those
+    of `Resampler.ahead` (`depth` rounds ahead); a candidate the log never simulated lasts
+    `duration(config, seed)`, by default the mean of that config's logged simulations."""
     from paretosched.search.runlog import load_checkpoint
+    from paretosched.search.study import extra_seeds, load_study
 
     log = run_dir / "evaluations.jsonl"
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -145,26 +163,57 @@ def parts(run_dir: Path, cpu: bool = False) -> SteadyLog:
     if state is None or state.steady is None:
         raise ValueError(f"{run_dir}: not a run of algorithm.schedule: steady")
     mu, lag = int(study["algorithm"]["pop_size"]), int(state.steady["lag"])
+    resolved = load_study(run_dir / "study.yaml")
+    order = [*resolved.seeds, *extra_seeds(resolved)]  # type: ignore[misc]
+    step = resolved.resampling.step if resolved.resampling is not None else 0
     by_id = {r["eval_id"]: r for r in rows}
     dur = lambda s: float((s["metrics"] or {}).get("cpu_s", s["wall_s"]) if cpu else s["wall_s"])  # noqa: E731
+    known: dict[tuple[str, int], float] = {}
+    per_config: dict[str, list[float]] = {}
+
+    def sims(r: dict) -> list[Task]:
+        prev = by_id.get(r["supersedes"]) if r.get("supersedes") is not None else None
+        copied = set(prev["seeds"]) if prev else set()
+        c = canonical(r["config"])
+        return [((c, s["seed"]), dur(s)) for s in r["per_seed"] if not s["cached"] and s["seed"] not in copied]
+
+    for r in rows:
+        for (c, seed), d in sims(r):
+            known[(c, seed)] = d
+            per_config.setdefault(c, []).append(d)
+    mean = sum(known.values()) / max(1, len(known))
+
+    def round_of(rs: list[dict]) -> Round:
+        ahead = []
+        for k in range(depth):  # as Resampler.ahead: a round ahead for every genome, then the next
+            for r in rs:
+                c = canonical(r["config"])
+                for seed in order[len(r["seeds"]) + k * step:len(r["seeds"]) + (k + 1) * step]:
+                    d = known.get((c, seed))
+                    if d is None:
+                        d = duration(r["config"], seed) if duration is not None else \
+                            sum(per_config.get(c, [mean])) / len(per_config.get(c, [mean]))
+                    ahead.append(((c, seed), d))
+        return Round([t for r in rs for t in sims(r)], ahead)
+
     out = SteadyLog([], [], {}, [], [], mu, lag, int(state.n_told))
     n_genomes = sum(1 for r in rows if r["kind"] == "search" and r.get("supersedes") is None)
     last = (out.told - 1) // mu
     where: dict[int, int] = {}  # a round's first row: genomes logged before it
+    round_rows: dict[int, list[dict]] = {}
     tail_rows: list[dict] = []
     for r in rows:
-        prev = by_id.get(r["supersedes"]) if r.get("supersedes") is not None else None
-        copied = set(prev["seeds"]) if prev else set()
-        sims = [dur(s) for s in r["per_seed"] if not s["cached"] and s["seed"] not in copied]
-        if prev is not None and r["generation"] < last:
-            out.rounds.setdefault(r["generation"], []).extend(sims)
+        if r.get("supersedes") is not None and r["generation"] < last:
+            round_rows.setdefault(r["generation"], []).append(r)
             where.setdefault(r["generation"], len(out.genomes))
-        elif prev is not None:
+        elif r.get("supersedes") is not None:
             tail_rows.append(r)
         elif r["kind"] == "search":
-            out.genomes.append(sims)
+            out.genomes.append(sims(r))
         else:
-            (out.base if r["kind"] == "baseline" else out.recheck).extend(sims)
+            (out.base if r["kind"] == "baseline" else out.recheck).extend(sims(r))
+    out.rounds = {g: round_of(rs) for g, rs in round_rows.items()}
+    out.recheck = [d for _, d in out.recheck]  # type: ignore[misc]  # a batch of its own, never speculated
     # a genome bred again after an earlier one was told is told from that row: no row, no simulation.
     # Its place is not logged; each round's place bounds it: placed just before the first round
     # logged early (the lag's dependencies then shift by under a generation), the rest at the end
@@ -180,10 +229,19 @@ def parts(run_dir: Path, cpu: bool = False) -> SteadyLog:
     out.genomes += [[] for _ in range(out.told - n_genomes - placed)]
     start = 0
     for size in _tail_rounds(run_dir, tail_rows):
-        out.tail.append([dur(s) for r in tail_rows[start:start + size] for s in r["per_seed"]
-                         if not s["cached"] and s["seed"] not in set(by_id[r["supersedes"]]["seeds"])])
+        out.tail.append(round_of(tail_rows[start:start + size]))
         start += size
     return out
+
+
+def oracle(run: SteadyLog) -> SteadyLog:
+    """The run with perfect speculation's candidates: each round's are the tasks of every later round,
+    in order (an upper bound on what speculation can do, never a schedule the search could know)."""
+    seq = [run.rounds[g] for g in sorted(run.rounds)] + run.tail
+    later = [[t for r in seq[k + 1:] for t in r.tasks] for k in range(len(seq))]
+    rounds = {g: Round(run.rounds[g].tasks, later[k]) for k, g in enumerate(sorted(run.rounds))}
+    tail = [Round(r.tasks, later[len(rounds) + k]) for k, r in enumerate(run.tail)]
+    return replace(run, rounds=rounds, tail=tail)
 
 
 def _tail_rounds(run_dir: Path, tail_rows: list[dict]) -> list[int]:
@@ -208,75 +266,153 @@ def _tail_rounds(run_dir: Path, tail_rows: list[dict]) -> list[int]:
     return sizes
 
 
-def lagged(run: SteadyLog, n: int) -> tuple[float, float, float]:
-    """(last result told and the round out folded in, end of the search, makespan with the re-check)
-    of the steady schedule on n workers, by
-    discrete events (see the module doc): a free worker takes the pool's next task; results are told
-    in index order; after result t-1 is told, the round due is folded in (waiting for its seeds), then
-    at t = (g+1) mu generation g's round goes to the front of the pool, then the genomes up to t + L
-    are bred and queued."""
+class _Pool:
+    """The engine's TaskPool on n virtual workers: a FIFO queue (a round's tasks at its front), a freed
+    worker served before the search sees the result, and speculation (TaskPool.speculate): when the
+    search is about to wait and nothing is queued, idle workers take the candidates not yet seen;
+    a task submitted later completes at once from a speculation done, or joins one running."""
+
+    def __init__(self, n: int, speculate: bool) -> None:
+        self.idle, self.t, self.seq, self.speculate = n, 0.0, 0, speculate
+        self.queue: deque[tuple[Hashable, tuple[str, int], float]] = deque()
+        self.events: list[tuple[float, int]] = []
+        self.running: dict[int, list] = {}  # seq -> [item (None: a speculation), key, start]
+        self.left: dict[Hashable, int] = {}
+        self.ahead: deque[Task] = deque()
+        self.seen: set[tuple[str, int]] = set()
+        self.spec: dict[tuple[str, int], int] = {}  # speculations running: key -> seq
+        self.kept: dict[tuple[str, int], float] = {}  # and done, not yet used: key -> duration
+        self.unused_s = 0.0
+        self.idle_s: dict[str, float] = {}
+
+    def submit(self, item: Hashable, tasks: list[Task], first: bool = False) -> None:
+        self.left.setdefault(item, 0)
+        queued = []
+        for key, d in tasks:
+            self.seen.add(key)
+            if key in self.kept:
+                del self.kept[key]
+            elif key in self.spec:
+                self.running[self.spec.pop(key)][0] = item
+                self.left[item] += 1
+            else:
+                queued.append((item, key, d))
+                self.left[item] += 1
+        if first:
+            self.queue.extendleft(reversed(queued))
+        else:
+            self.queue.extend(queued)
+        self.feed()
+
+    def _start(self, item: Hashable, key: tuple[str, int], d: float) -> None:
+        heapq.heappush(self.events, (self.t + d, self.seq))
+        self.running[self.seq] = [item, key, self.t, d]
+        self.seq, self.idle = self.seq + 1, self.idle - 1
+
+    def feed(self) -> None:
+        while self.idle and self.queue:
+            self._start(*self.queue.popleft())
+
+    def step(self, phase: str) -> Hashable:
+        """The search waits: speculate, then the next completion (its item; None: a speculation's)."""
+        while self.speculate and self.ahead and not self.queue and self.idle:
+            key, d = self.ahead.popleft()
+            if key not in self.seen:
+                self.seen.add(key)
+                self.spec[key] = self.seq
+                self._start(None, key, d)
+        if not self.events:
+            raise RuntimeError("the replay stalled")  # a bug of this model, never a property of the run
+        t, seq = heapq.heappop(self.events)
+        self.idle_s[phase] = self.idle_s.get(phase, 0.0) + self.idle * (t - self.t)
+        self.t = t
+        item, key, _, d = self.running.pop(seq)
+        self.idle += 1
+        if item is None:
+            del self.spec[key]
+            self.kept[key] = d
+        else:
+            self.left[item] -= 1
+        self.feed()
+        return item
+
+    def close(self) -> None:
+        """The pool closes: speculations running are stopped, those never used are waste."""
+        self.unused_s += sum(self.kept.values()) + sum(self.t - self.running[seq][2] for seq in self.spec.values())
+
+
+class Replay(NamedTuple):
+    told_at: float  # the last result told and the round out folded in
+    search_end: float  # the resampling at the end done
+    makespan: float  # the re-check done
+    unused_s: float  # worker-time of speculations never used (up to the pool's close)
+    idle_s: dict[str, float]  # idle worker-time by phase of the search (re-check: `recheck`)
+
+
+def lagged(run: SteadyLog, n: int, speculate: bool = True) -> Replay:
+    """The steady schedule on n workers, by discrete events (see the module doc): a free worker
+    takes the pool's next task; results are told in index order; after result t-1 is told, the round
+    due is folded in (waiting for its seeds), then at t = (g+1) mu generation g's round goes to the
+    front of the pool (its candidates to speculation), then the genomes up to t + L are bred and
+    queued; at the search's end resampling runs round after round, then the re-check is a batch."""
     mu, lag, genomes = run.mu, run.lag, run.genomes
     G = len(genomes)
     delay = min(lag, mu)
-    queue: deque[tuple[str, int, float]] = deque(("base", 0, d) for d in run.base)
-    left = {("base", 0): len(run.base)}  # tasks still out per item
+    pool = _Pool(n, speculate)
+    pool.submit("base", run.base)
     bred = min(G, mu + lag)
     for j in range(bred):
-        queue.extend(("genome", j, d) for d in genomes[j])
-        left[("genome", j)] = len(genomes[j])
-    events: list[tuple[float, int, str, int]] = []  # (finish time, tiebreak, kind, index)
-    idle, t, seq, told = n, 0.0, 0, 0
+        pool.submit(j, genomes[j])
+    told = 0
     out: tuple[int, int] | None = None  # the round out: (generation, results told at its fold-in)
     due = False  # result `told` - 1 was told and what follows it (fold-in, round, breeding) is not done
+    phase = "start"
 
     def advance() -> None:
-        nonlocal told, bred, out, due
-        while left[("base", 0)] == 0:
+        nonlocal told, bred, out, due, phase
+        while pool.left["base"] == 0:
             if due:
                 if out is not None and told >= out[1]:
-                    if left[("round", out[0])]:
+                    if pool.left[("round", out[0])]:
+                        phase = "fold-in"
                         return  # the fold-in waits for the round's seeds
                     out = None
                 g = told // mu - 1
-                if told % mu == 0 and told < G and run.rounds.get(g):
-                    queue.extendleft(("round", g, d) for d in reversed(run.rounds[g]))
-                    left[("round", g)] = len(run.rounds[g])
+                if told % mu == 0 and told < G and g in run.rounds:
+                    pool.submit(("round", g), run.rounds[g].tasks, first=True)
+                    pool.ahead = deque(run.rounds[g].ahead)
                     out = (g, min(told + delay, G))
                 while told >= min(mu, G) and bred < G and bred - lag <= told:
-                    queue.extend(("genome", bred, d) for d in genomes[bred])
-                    left[("genome", bred)] = len(genomes[bred])
+                    pool.submit(bred, genomes[bred])
                     bred += 1
                 due = False
-            if told == G or left[("genome", told)]:
+            phase = "start" if told < mu else "search"
+            if told == G or pool.left[told]:
                 return
             told, due = told + 1, True
 
     advance()
-    while True:
-        while idle and queue:
-            kind, k, d = queue.popleft()
-            heapq.heappush(events, (t + d, seq, kind, k))
-            seq, idle = seq + 1, idle - 1
-        if not events:
-            break
-        t, _, kind, k = heapq.heappop(events)
-        idle += 1
-        left[(kind, k)] -= 1
-        while idle and queue:  # the pool hands the freed worker its next task before the search sees the result
-            kind, k, d = queue.popleft()
-            heapq.heappush(events, (t + d, seq, kind, k))
-            seq, idle = seq + 1, idle - 1
-        advance()
-    if told < G or out is not None and left[("round", out[0])]:
-        raise RuntimeError("the replay stalled")  # a bug of this model, never a property of the run
-    told_at = t
-    for batch in run.tail:  # each round waits for the one before
-        t = list_schedule(batch, n, t)
-    return told_at, t, list_schedule(run.recheck, n, t)
+    while not (told == G and out is None and not due):
+        if pool.step(phase) is not None:
+            advance()
+    told_at = pool.t
+    for k, r in enumerate(run.tail):  # each round waits for the one before
+        pool.submit(("tail", k), r.tasks, first=True)
+        pool.ahead = deque(r.ahead)
+        while pool.left[("tail", k)]:
+            pool.step("end")
+    pool.close()
+    search_end = pool.t
+    span = list_schedule(run.recheck, n, search_end)
+    idle = dict(pool.idle_s, recheck=n * (span - search_end) - sum(run.recheck))
+    return Replay(told_at, search_end, span, pool.unused_s, idle)
 
 
 def steady_busy(run: SteadyLog) -> float:
-    return sum(map(sum, [run.base, *run.genomes, *run.rounds.values(), *run.tail, run.recheck]))
+    """Worker-time of every simulation the run logged (speculations used included, unused ones not)."""
+    tasks = [*run.base, *(t for g in run.genomes for t in g), *(t for r in [*run.rounds.values(), *run.tail]
+                                                                for t in r.tasks)]
+    return sum(d for _, d in tasks) + sum(run.recheck)
 
 
 def efficiency(bs: list[Batch], n: int, makespan: float) -> float:
@@ -365,15 +501,37 @@ def main(argv: list[str] | None = None) -> int:
                   f"rounds during the search, {len(run.tail)} at its end (told {run.told})")
         print(f"{'workers':>8} | {'barrier':>8} | {'steady':>8} | {'lag':>8} | {'lag, search':>11} | "
               f"makespan: search, resampling at its end, re-check (s)")
+        replays = {}
         for n in ns:
             line = f"{n:>8} | {efficiency(bs, n, barrier(bs, n)):>8.3f} | " \
                    f"{efficiency(bs, n, steady(bs, n, args.master_s)):>8.3f}"
             if run is not None:
-                told_at, search_end, span = lagged(run, n)
+                replays[n] = r = lagged(run, n, speculate=False), lagged(run, n), lagged(oracle(run), n)
                 busy = steady_busy(run)
-                line += f" | {busy / (n * span):>8.3f} | {(busy - sum(run.recheck)) / (n * search_end):>11.3f} | " \
-                        f"{told_at:.2f}, {search_end - told_at:.2f}, {span - search_end:.2f}"
+                line += f" | {busy / (n * r[0].makespan):>8.3f} | {(busy - sum(run.recheck)) / (n * r[0].search_end):>11.3f}" \
+                        f" | {r[0].told_at:.2f}, {r[0].search_end - r[0].told_at:.2f}, {r[0].makespan - r[0].search_end:.2f}"
             print(line)
+        if run is not None:
+            _report_speculation(run, replays)
+    return 0
+
+
+def _report_speculation(run: SteadyLog, replays: dict[int, tuple[Replay, Replay, Replay]]) -> None:
+    """Where the idle worker-time goes, and what speculation (TaskPool.speculate) does to it."""
+    busy = steady_busy(run)
+    phases = ["start", "search", "fold-in", "end", "recheck"]
+    print(f"  idle worker-time by phase (s; start: before generation 0 is told, fold-in: the telling waits for a "
+          f"round, end: resampling at the search's end), without / with speculation; `bound`: the efficiency "
+          f"with perfect speculation (every later round's seeds its candidates)")
+    print(f"{'workers':>8} | {'lag':>6} | {'speculate':>9} | {'unused s':>8} | {'bound':>6} | makespan (s) | "
+          + " | ".join(f"{p:>13}" for p in phases))
+    for n, (plain, spec, best) in replays.items():
+        bound = busy / (n * best.makespan)
+        print(f"{n:>8} | {busy / (n * plain.makespan):>6.3f} | {busy / (n * spec.makespan):>9.3f} | "
+              f"{spec.unused_s:>8.2f} | {bound:>6.3f} | {plain.makespan:.2f} / {spec.makespan:.2f} | "
+              + " | ".join(f"{plain.idle_s.get(p, 0):>6.2f}/{spec.idle_s.get(p, 0):<6.2f}" for p in phases))
+
+
     return 0
 
 

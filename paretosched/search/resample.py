@@ -18,6 +18,8 @@ the same whatever the worker count, and a generation redone on resume replays th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from pymoo.core.population import Population
 
@@ -83,6 +85,16 @@ class Resampler:
             n = min(len(row.seeds) + self.spec.step, len(self.order))
             specs.append(Spec("search", row.config, self.order[:n], genome=row.genome, x=row.x, supersedes=i))
         return specs
+
+    def ahead(self, specs: list[Spec], depth: int = 1) -> list[tuple[dict[str, Any], int]]:
+        """The (config, seed) tasks later rounds would ask of a round's genomes if they stay near the
+        front: the next `step` seeds of each, then the `step` after (up to `depth` rounds), in that
+        order (the most likely first), for the pool to run on idle workers (TaskPool.speculate)."""
+        if self.spec is None:
+            return []
+        step = self.spec.step
+        return [(s.config, seed) for d in range(depth) for s in specs
+                for seed in self.order[len(s.seeds) + d * step:len(s.seeds) + (d + 1) * step]]
 
     def added(self, specs: list[Spec]) -> int:
         """Seed results a round adds (the seeds its rows have beyond the rows they supersede)."""

@@ -55,6 +55,7 @@ from paretosched.search.runlog import Generation, SeedResult
 from paretosched.search.focus import baseline_specs
 
 
+_DEPTH = 1  # rounds of seeds speculated ahead of a round (TaskPool.speculate)
 _REBREED = 10  # tries to breed a genome that is not already queued before accepting a duplicate
 
 
@@ -96,6 +97,7 @@ class SteadyLoop:
         self.round_tasks: list[tuple[dict[str, Any], int]] = []  # the round's simulations, in order
         self.round_results: dict[int, SeedResult] = {}  # and those back, by index
         run.algo.n_offsprings = 1  # ask() breeds one genome
+        self.depth = _DEPTH
 
     @property
     def bred(self) -> int:
@@ -263,6 +265,8 @@ class SteadyLoop:
         self.resampled += added
         self.round = {"gen": gen, "at": self.told + self.delay, "specs": specs}
         self._submit_round(pool)
+        if r.study.parallel.speculate:
+            pool.speculate(r.resampler.ahead(specs, self.depth))
         return added
 
     def _submit_round(self, pool: TaskPool) -> None:
