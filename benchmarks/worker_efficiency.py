@@ -55,7 +55,7 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Hashable, NamedTuple
+from typing import Any, Callable, Hashable, NamedTuple
 
 import yaml
 
@@ -142,19 +142,18 @@ class SteadyLog:
     told: int  # genomes told (the checkpoint's count; `genomes` holds one entry for each)
 
 
-def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], float] | None = None,
-          depth: int = 1) -> SteadyLog:
+def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], float] | None = None) -> SteadyLog:
     """Read a steady run (`algorithm.schedule: steady`): its log, lag and mu (docs/search.md).
 
     Generation g's round (rows of generation g that supersede a row) is folded in after result
     (g+1) mu + min(L, mu) - 1, or at the search's end: checked against where its rows are logged. The
     rows of the last generation's rounds logged after the last genome are resampling at the end, whose
     rounds (each waits for the one before) are told apart by asking the run's own resampler which rows
-    it adds on the log up to each round (`_tail_rounds`). A round's speculation candidates are those
-    of `Resampler.ahead` (`depth` rounds ahead); a candidate the log never simulated lasts
-    `duration(config, seed)`, by default the mean of that config's logged simulations."""
+    it adds on the log up to each round (`_decided`). Each round's speculation candidates are the
+    resampler's own (`Resampler.ahead`) on the log as it was when the round was decided; a candidate
+    the log never simulated lasts `duration(config, seed)`, by default the mean of that config's
+    logged simulations."""
     from paretosched.search.runlog import load_checkpoint
-    from paretosched.search.study import extra_seeds, load_study
 
     log = run_dir / "evaluations.jsonl"
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -163,9 +162,6 @@ def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], floa
     if state is None or state.steady is None:
         raise ValueError(f"{run_dir}: not a run of algorithm.schedule: steady")
     mu, lag = int(study["algorithm"]["pop_size"]), int(state.steady["lag"])
-    resolved = load_study(run_dir / "study.yaml")
-    order = [*resolved.seeds, *extra_seeds(resolved)]  # type: ignore[misc]
-    step = resolved.resampling.step if resolved.resampling is not None else 0
     by_id = {r["eval_id"]: r for r in rows}
     dur = lambda s: float((s["metrics"] or {}).get("cpu_s", s["wall_s"]) if cpu else s["wall_s"])  # noqa: E731
     known: dict[tuple[str, int], float] = {}
@@ -183,18 +179,12 @@ def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], floa
             per_config.setdefault(c, []).append(d)
     mean = sum(known.values()) / max(1, len(known))
 
-    def round_of(rs: list[dict]) -> Round:
-        ahead = []
-        for k in range(depth):  # as Resampler.ahead: a round ahead for every genome, then the next
-            for r in rs:
-                c = canonical(r["config"])
-                for seed in order[len(r["seeds"]) + k * step:len(r["seeds"]) + (k + 1) * step]:
-                    d = known.get((c, seed))
-                    if d is None:
-                        d = duration(r["config"], seed) if duration is not None else \
-                            sum(per_config.get(c, [mean])) / len(per_config.get(c, [mean]))
-                    ahead.append(((c, seed), d))
-        return Round([t for r in rs for t in sims(r)], ahead)
+    def task(cfg: dict, seed: int) -> Task:
+        c = canonical(cfg)
+        if (c, seed) in known:
+            return (c, seed), known[(c, seed)]
+        ds = per_config.get(c, [mean])
+        return (c, seed), duration(cfg, seed) if duration is not None else sum(ds) / len(ds)
 
     out = SteadyLog([], [], {}, [], [], mu, lag, int(state.n_told))
     n_genomes = sum(1 for r in rows if r["kind"] == "search" and r.get("supersedes") is None)
@@ -202,6 +192,7 @@ def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], floa
     where: dict[int, int] = {}  # a round's first row: genomes logged before it
     round_rows: dict[int, list[dict]] = {}
     tail_rows: list[dict] = []
+    ids: list[int | None] = []  # each genome's row (None: told from an earlier row)
     for r in rows:
         if r.get("supersedes") is not None and r["generation"] < last:
             round_rows.setdefault(r["generation"], []).append(r)
@@ -210,9 +201,9 @@ def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], floa
             tail_rows.append(r)
         elif r["kind"] == "search":
             out.genomes.append(sims(r))
+            ids.append(r["eval_id"])
         else:
             (out.base if r["kind"] == "baseline" else out.recheck).extend(sims(r))
-    out.rounds = {g: round_of(rs) for g, rs in round_rows.items()}
     out.recheck = [d for _, d in out.recheck]  # type: ignore[misc]  # a batch of its own, never speculated
     # a genome bred again after an earlier one was told is told from that row: no row, no simulation.
     # Its place is not logged; each round's place bounds it: placed just before the first round
@@ -225,13 +216,45 @@ def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], floa
             raise ValueError(f"{log}: generation {g}'s round is logged after {where[g]} genomes, not after "
                              f"{expect}: not the steady schedule this replay models")
         out.genomes[where[g] + placed:where[g] + placed] = [[] for _ in range(dups - placed)]
+        ids[where[g] + placed:where[g] + placed] = [None] * (dups - placed)
         placed = dups
     out.genomes += [[] for _ in range(out.told - n_genomes - placed)]
+    ids += [None] * (out.told - n_genomes - placed)
+    for g, rs in round_rows.items():
+        # decided when result (g+1) mu - 1 was told: the log then ends before the next genome's row
+        after = [i for i in ids[(g + 1) * mu:] if i is not None][:1]
+        _, ahead = _decided(run_dir, min([rs[0]["eval_id"], *after]), rs, check=out.told == n_genomes)
+        out.rounds[g] = Round([t for r in rs for t in sims(r)], [task(c, seed) for c, seed in ahead])
     start = 0
-    for size in _tail_rounds(run_dir, tail_rows):
-        out.tail.append(round_of(tail_rows[start:start + size]))
+    while start < len(tail_rows):
+        size, ahead = _decided(run_dir, tail_rows[start]["eval_id"], tail_rows[start:])
+        out.tail.append(Round([t for r in tail_rows[start:start + size] for t in sims(r)],
+                              [task(c, seed) for c, seed in ahead]))
         start += size
     return out
+
+
+def _decided(run_dir: Path, upto: int, logged: list[dict], check: bool = True) -> tuple[int, list[tuple[dict, int]]]:
+    """A round the run's own resampler decides on the log before eval id `upto`: its size in rows (checked
+    against the rows `logged` from there) and its speculation candidates (Resampler.ahead). Without
+    `check` the round is the rows `logged` (a round during the search, whose place `upto` is guessed
+    when genomes were told from earlier rows: then its candidates may differ a little)."""
+    from paretosched.search.ledger import Ledger, Spec
+    from paretosched.search.resample import Resampler
+    from paretosched.search.study import extra_seeds, load_study
+
+    study = _STUDIES.get(run_dir) or _STUDIES.setdefault(run_dir, load_study(run_dir / "study.yaml"))
+    resampler = Resampler(Ledger(run_dir, study.objective_names, upto), study.signs, list(study.seeds),  # type: ignore[arg-type]
+                          extra_seeds(study), study.resampling)
+    specs = resampler.round_specs() if check else \
+        [Spec("search", r["config"], r["seeds"], supersedes=r["supersedes"]) for r in logged]
+    got = [(r["supersedes"], r["seeds"]) for r in logged[:len(specs)]]
+    if not specs or got != [(s.supersedes, s.seeds) for s in specs]:
+        raise ValueError(f"{run_dir}: the resampling rounds logged are not the rounds the resampler gives")
+    return len(specs), resampler.ahead(specs)
+
+
+_STUDIES: dict[Path, Any] = {}
 
 
 def oracle(run: SteadyLog) -> SteadyLog:
@@ -242,28 +265,6 @@ def oracle(run: SteadyLog) -> SteadyLog:
     rounds = {g: Round(run.rounds[g].tasks, later[k]) for k, g in enumerate(sorted(run.rounds))}
     tail = [Round(r.tasks, later[len(rounds) + k]) for k, r in enumerate(run.tail)]
     return replace(run, rounds=rounds, tail=tail)
-
-
-def _tail_rounds(run_dir: Path, tail_rows: list[dict]) -> list[int]:
-    """Sizes of the rounds of resampling at a run's end, in rows: the run's own resampler, on the log
-    up to each round, gives that round's rows (checked against the log)."""
-    from paretosched.search.ledger import Ledger
-    from paretosched.search.resample import Resampler
-    from paretosched.search.study import extra_seeds, load_study
-
-    study = load_study(run_dir / "study.yaml")
-    sizes: list[int] = []
-    done = 0
-    while done < len(tail_rows):
-        ledger = Ledger(run_dir, study.objective_names, tail_rows[done]["eval_id"])
-        specs = Resampler(ledger, study.signs, list(study.seeds), extra_seeds(study),  # type: ignore[arg-type]
-                          study.resampling).round_specs()
-        got = [(r["supersedes"], r["seeds"]) for r in tail_rows[done:done + len(specs)]]
-        if not specs or got != [(s.supersedes, s.seeds) for s in specs]:
-            raise ValueError(f"{run_dir}: the resampling logged at the end is not the rounds the resampler gives")
-        sizes.append(len(specs))
-        done += len(specs)
-    return sizes
 
 
 class _Pool:

@@ -41,13 +41,26 @@ def near_front(F: np.ndarray, tolerance: float) -> np.ndarray:
     F = np.asarray(F, dtype=float)
     if len(F) == 0:
         return np.zeros(0, dtype=bool)
-    front = F[pareto.front_indices(F)]
-    lo, hi = front.min(axis=0), front.max(axis=0)
-    scale = np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1e-12))
-    G = (F - lo) / scale
+    G = _scaled(F)
     better = G[:, None, :] + tolerance  # [q, p, k]: q's value, handicapped by the tolerance
     dominated = (better <= G[None, :, :]).all(axis=2) & (better < G[None, :, :]).any(axis=2)
     return ~dominated.any(axis=0)
+
+
+def nearness(F: np.ndarray) -> np.ndarray:
+    """Per row of F (minimised, not empty), how far it is from being near the front: the largest
+    margin by which another row beats it in every objective, in the units of `near_front` (a row
+    is near at tolerances above it; the non-dominated rows are <= 0)."""
+    G = _scaled(np.asarray(F, dtype=float))
+    lead = (G[None, :, :] - G[:, None, :]).min(axis=2)  # [q, p]: by how much q beats p in every objective
+    np.fill_diagonal(lead, -np.inf)
+    return lead.max(axis=0)
+
+
+def _scaled(F: np.ndarray) -> np.ndarray:
+    front = F[pareto.front_indices(F)]
+    lo, hi = front.min(axis=0), front.max(axis=0)
+    return (F - lo) / np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1e-12))
 
 
 class Resampler:
@@ -86,15 +99,23 @@ class Resampler:
             specs.append(Spec("search", row.config, self.order[:n], genome=row.genome, x=row.x, supersedes=i))
         return specs
 
-    def ahead(self, specs: list[Spec], depth: int = 1) -> list[tuple[dict[str, Any], int]]:
-        """The (config, seed) tasks later rounds would ask of a round's genomes if they stay near the
-        front: the next `step` seeds of each, then the `step` after (up to `depth` rounds), in that
-        order (the most likely first), for the pool to run on idle workers (TaskPool.speculate)."""
-        if self.spec is None:
+    def ahead(self, specs: list[Spec]) -> list[tuple[dict[str, Any], int]]:
+        """The (config, seed) tasks the next rounds are likely to ask for, most likely first, for the
+        pool to run on idle workers (TaskPool.speculate): the next `step` seeds of each genome of
+        this round (`specs`: they were near the front), then of the genomes nearest to being near
+        (`nearness` on the log as it is now), 2 x max(8, the round's genomes) of them at most.
+        Why those: a round's means move the front and its extent, which brings other genomes near."""
+        if not self.active or not (ids := self._archive()):
             return []
-        step = self.spec.step
-        return [(s.config, seed) for d in range(depth) for s in specs
-                for seed in self.order[len(s.seeds) + d * step:len(s.seeds) + (d + 1) * step]]
+        assert self.spec is not None
+        step, rows = self.spec.step, self.ledger.rows
+        out = [(s.config, seed) for s in specs for seed in self.order[len(s.seeds):len(s.seeds) + step]]
+        F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
+        taken = {s.supersedes for s in specs}
+        others = [ids[k] for k in np.argsort(nearness(F), kind="stable")
+                  if ids[k] not in taken and len(rows[ids[k]].seeds) < len(self.order)][:2 * max(8, len(specs))]
+        return out + [(rows[i].config, seed) for i in others
+                      for seed in self.order[len(rows[i].seeds):len(rows[i].seeds) + step]]
 
     def added(self, specs: list[Spec]) -> int:
         """Seed results a round adds (the seeds its rows have beyond the rows they supersede)."""

@@ -55,7 +55,6 @@ from paretosched.search.runlog import Generation, SeedResult
 from paretosched.search.focus import baseline_specs
 
 
-_DEPTH = 1  # rounds of seeds speculated ahead of a round (TaskPool.speculate)
 _REBREED = 10  # tries to breed a genome that is not already queued before accepting a duplicate
 
 
@@ -97,7 +96,6 @@ class SteadyLoop:
         self.round_tasks: list[tuple[dict[str, Any], int]] = []  # the round's simulations, in order
         self.round_results: dict[int, SeedResult] = {}  # and those back, by index
         run.algo.n_offsprings = 1  # ask() breeds one genome
-        self.depth = _DEPTH
 
     @property
     def bred(self) -> int:
@@ -145,6 +143,9 @@ class SteadyLoop:
                 return "no_new_offspring"
             self.ended = True
             self._last_record(pool)
+        if (st := pool.stats)["speculated"]:
+            r.progress.message(f"speculation: {st['speculated']} simulations run ahead on idle workers, "
+                               f"{st['used']} used, {st['unused_s']:.1f} worker-s unused")
         return r._stop_reason() or "no_new_offspring"
 
     # ----------------------------------------------------------------------------------------
@@ -265,8 +266,8 @@ class SteadyLoop:
         self.resampled += added
         self.round = {"gen": gen, "at": self.told + self.delay, "specs": specs}
         self._submit_round(pool)
-        if r.study.parallel.speculate:
-            pool.speculate(r.resampler.ahead(specs, self.depth))
+        if r.study.parallel.speculate and pool.parallel:  # a serial pool would not use them
+            pool.speculate(r.resampler.ahead(specs))
         return added
 
     def _submit_round(self, pool: TaskPool) -> None:
