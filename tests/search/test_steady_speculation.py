@@ -123,18 +123,59 @@ def _sleepy(cfg: dict[str, Any], seed: int) -> dict[str, float]:
     return {"energy_kwh": 1.0, "mean_bsld": 1.0}
 
 
-def test_closing_the_pool_leaves_no_speculation_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("interrupted", [False, True])  # the search done, or Ctrl-C
+def test_closing_the_pool_leaves_no_speculation_running(tmp_path: Path, interrupted: bool) -> None:
     mark = tmp_path / "pid"
     with Engine(_sleepy, 2, cache=Cache(None)) as engine:
-        with engine.pool() as pool:
+        with contextlib.suppress(KeyboardInterrupt), engine.pool() as pool:
             pool.speculate([({"mark": str(mark)}, 1)])
             pool.submit("a", {}, 1)
             assert [t for t, _ in pool.wait()] == ["a"]
-            while not mark.exists():  # the speculation started on the other worker
+            while not mark.exists() or not mark.read_text():  # the speculation started on the other worker
                 time.sleep(0.05)
-            pid = int(mark.read_text() or 0) or None
-            while pid is None:
-                pid = int(mark.read_text() or 0) or None
+            pid = int(mark.read_text())
+            if interrupted:
+                raise KeyboardInterrupt
         assert not Path(f"{mark}.done").exists()  # its worker was stopped with the pool, not waited for
-        with pytest.raises(ProcessLookupError):
+        for _ in range(100):  # after Ctrl-C the kill is not waited for: give it up to 10 s (the task sleeps 20)
+            if not _alive(pid):
+                break
+            time.sleep(0.1)
+        assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the OS
+        try:
             os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def test_speculation_on_loky_and_dask_workers_gives_the_serial_log(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from dask.distributed import LocalCluster
+
+    from paretosched.search.evaluate import TaskPool
+
+    stats: list[dict[str, float]] = []
+    real_exit = TaskPool.__exit__
+
+    def recorded(self: TaskPool, *exc: Any) -> None:
+        real_exit(self, *exc)
+        stats.append(dict(self.stats))
+
+    monkeypatch.setattr(TaskPool, "__exit__", recorded)
+    study = write_study(tmp_path, budget={"generations": 4}, **_steady(4))
+    local = run_quiet(study, tmp_path / "local", workers=1)  # serial: never speculates
+    loky = run_quiet(study, tmp_path / "loky", workers=2)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        dist = run_quiet(study, tmp_path / "dask", dask=cluster.scheduler_address)
+    assert stats[0]["speculated"] == 0 and stats[1]["speculated"] > 0 and stats[2]["speculated"] > 0
+    assert stable_rows(local) == stable_rows(loky) == stable_rows(dist)
