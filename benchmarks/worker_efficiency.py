@@ -154,8 +154,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default="2,8,32,128")
     ap.add_argument("--master-s", type=float, default=0.0, help="search CPU per told result (steady schedule)")
     ap.add_argument("--cpu", action="store_true", help="replay the cpu_s metric instead of wall_s")
+    ap.add_argument("--ahead", type=int, help="what if: speculation's cap (resample.AHEAD, genomes beyond a round "
+                    "per genome of the round)")
     args = ap.parse_args(argv)
     ns = [int(n) for n in args.workers.split(",")]
+    if args.ahead is not None:
+        from paretosched.search import resample
+
+        resample.AHEAD = args.ahead
     if args.overhead:
         search_overhead(args.overhead, args.schedule)
     if args.dask:

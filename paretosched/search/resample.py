@@ -63,6 +63,9 @@ def _scaled(F: np.ndarray) -> np.ndarray:
     return (F - lo) / np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1e-12))
 
 
+AHEAD = 2  # genomes beyond a round whose seeds may be speculated, per genome of the round (at least 8)
+
+
 class Resampler:
     """Gives near-front genomes extra seeds; counts the simulations it asked for."""
 
@@ -113,7 +116,7 @@ class Resampler:
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
         taken = {s.supersedes for s in specs}
         others = [ids[k] for k in np.argsort(nearness(F), kind="stable")
-                  if ids[k] not in taken and len(rows[ids[k]].seeds) < len(self.order)][:2 * max(8, len(specs))]
+                  if ids[k] not in taken and len(rows[ids[k]].seeds) < len(self.order)][:AHEAD * max(8, len(specs))]
         return out + [(rows[i].config, seed) for i in others
                       for seed in self.order[len(rows[i].seeds):len(rows[i].seeds) + step]]
 
