@@ -314,7 +314,8 @@ class TaskPool:
         if not self._done and self._queue and not self.parallel:  # serial
             tag, key, cfg, seed = self._queue.popleft()
             self._done.append((tag, self.engine._settle(key, seed, run_one(self.engine.fn, cfg, seed))))
-        while not self._done and len(self._futures) > len(self._running):
+        # a task queued behind speculations only waits for one of them to end
+        while not self._done and (self._queue or len(self._futures) > len(self._running)):
             self._speculate()
             finished = self._finished()
             # several at once: in submission order, so a serial replay of the same completions matches

@@ -108,6 +108,15 @@ def test_a_task_speculated_completes_from_it(monkeypatch: pytest.MonkeyPatch) ->
         assert done or running
 
 
+def test_a_task_queued_behind_speculations_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_VirtualPool, "n", 2)
+    with _engine(2) as engine, engine.pool() as pool:
+        pool.speculate([(_cfg(0.5), 7), (_cfg(0.6), 7)])
+        pool._speculate()  # both workers took a speculation (as when the search waited with nothing out)
+        pool.submit("a", _cfg(0.1), 1)  # queued: no worker free
+        assert [t for t, _ in pool.wait()] == ["a"]
+
+
 def test_a_serial_pool_never_speculates() -> None:
     with Engine("paretosched.search.analytic:evaluate", 1, cache=Cache(None)) as engine, engine.pool() as pool:
         pool.speculate([(_cfg(0.5), 7)])
