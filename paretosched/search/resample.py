@@ -66,7 +66,7 @@ def _scaled(F: np.ndarray, front: np.ndarray) -> np.ndarray:
     return (F - lo) / np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1e-12))
 
 
-AHEAD = 2  # genomes beyond a round whose seeds may be speculated, per genome of the round (at least 8)
+AHEAD = 2  # genomes beyond a round whose seeds may be speculated, per genome of the round (counted as 8 at least)
 
 
 class Resampler:
@@ -111,7 +111,7 @@ class Resampler:
         """The (config, seed) tasks the next rounds are likely to ask for, most likely first, for the
         pool to run on idle workers (TaskPool.speculate): the next `step` seeds of each genome of
         this round (`specs`: they were near the front), then of the genomes nearest to being near
-        (`nearness` on the log as it is now), 2 x max(8, the round's genomes) of them at most.
+        (`nearness` on the log as it is now), AHEAD x max(8, the round's genomes) of them at most.
         Why those: a round's means move the front and its extent, which brings other genomes near."""
         if not self.active or not (ids := self._archive()):
             return []
