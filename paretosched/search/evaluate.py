@@ -168,13 +168,23 @@ class Engine:
         return TaskPool(self)
 
 
+_AHEAD = object()  # the tag of a speculative task (TaskPool.speculate)
+
+
 class TaskPool:
     """Single (config, seed) tasks in, completions out as workers finish them (steady.py).
 
     The pool keeps its own queue and hands the workers (joblib's loky processes, or Dask's) at
     most one task each, so a task submitted `first` (resampling's, which the search waits for)
     runs next. Serial: the queue's first task runs when a completion is asked for. Cache hits
-    complete at once; new results are cached as they come."""
+    complete at once; new results are cached as they come.
+
+    Speculation (`speculate`, docs/search.md): when the search waits and a worker would idle with
+    nothing queued, the worker runs the next candidate the search named, a task it may submit
+    later; the result is kept and completes that task at once when it is submitted (or the task
+    joins the speculation still running). A speculation never starts while a task is queued, takes
+    one idle worker each, and none is left running when the pool closes; results never depend on
+    it, only when they are ready. Serial pools do not speculate."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -184,6 +194,11 @@ class TaskPool:
         self._futures: dict[Any, tuple[Hashable, str, int]] = {}
         self._executor: Any = None
         self._slots = engine.workers
+        self._ahead: deque[tuple[str, dict[str, Any], int]] = deque()  # speculation's candidates, best first
+        self._seen: set[str] = set()  # keys submitted or speculated: never speculated (again)
+        self._running: dict[str, Any] = {}  # speculations running, by key
+        self._kept: dict[str, SeedResult] = {}  # and those done, not yet asked for
+        self.stats = {"speculated": 0, "used": 0, "unused_s": 0.0}
         if engine._client is not None:
             self._slots = max(1, sum(engine._client.nthreads().values()))
         elif engine.workers > 1:
@@ -192,27 +207,32 @@ class TaskPool:
             from joblib.externals.loky import ProcessPoolExecutor
 
             self._executor = ProcessPoolExecutor(max_workers=engine.workers)
+        self.parallel = self._executor is not None or engine._client is not None
 
     def __enter__(self) -> TaskPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        killed = self._executor is not None and exc[0] is not None
+        self.stats["unused_s"] += sum(r.wall_s for r in self._kept.values())
+        # loky cannot cancel a running task: its workers are killed, so no speculation outlives the pool
+        killed = self._executor is not None and (exc[0] is not None or bool(self._running))
         if not killed:  # loky's kill fails its futures itself, and a cancelled one breaks it (and the exit)
             for fut in self._futures:  # an interrupted search leaves no work behind
                 fut.cancel()
         self._futures.clear()
         self._queue.clear()
+        self._ahead.clear()
+        self._running.clear()
         if self._executor is not None:
             if killed:
                 forget_unsent(self._executor)
-            self._executor.shutdown(wait=exc[0] is None, kill_workers=exc[0] is not None)
+            self._executor.shutdown(wait=exc[0] is None, kill_workers=killed)
             self._executor = None
 
     @property
     def busy(self) -> int:
         """Tasks submitted and not yet handed back."""
-        return len(self._done) + len(self._queue) + len(self._futures)
+        return len(self._done) + len(self._queue) + len(self._futures) - len(self._running)
 
     def submit(self, tag: Hashable, cfg: dict[str, Any], seed: int, first: bool = False) -> None:
         """Queue a task (at the front with `first`); its completion comes back from `wait` with `tag`."""
@@ -223,8 +243,14 @@ class TaskPool:
         queued = []
         for tag, cfg, seed in tasks:
             key = self.engine._key(cfg, seed, self._digests)
-            hit = self.engine.cache.get(key)
-            if hit is not None:
+            self._seen.add(key)
+            if key in self._kept:  # speculated: simulated by this run, so logged as such (not cached)
+                self._done.append((tag, self._kept.pop(key)))
+                self.stats["used"] += 1
+            elif key in self._running:  # speculation running: the task is that one
+                self._futures[self._running.pop(key)] = (tag, key, seed)
+                self.stats["used"] += 1
+            elif (hit := self.engine.cache.get(key)) is not None:
                 self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
             else:
                 queued.append((tag, key, cfg, seed))
@@ -234,6 +260,11 @@ class TaskPool:
             self._queue.extend(queued)
         self._feed()
 
+    def speculate(self, tasks: list[tuple[dict[str, Any], int]]) -> None:
+        """The tasks idle workers may run ahead, most likely needed first (replaces the earlier list)."""
+        if self.parallel:
+            self._ahead = deque((self.engine._key(cfg, seed, self._digests), cfg, seed) for cfg, seed in tasks)
+
     def cancel_queued(self, keep: Callable[[Hashable], bool] | None = None) -> list[Hashable]:
         """Drop the tasks no worker has started (those in flight still complete), but those whose
         tag `keep` accepts; the dropped ones' tags."""
@@ -242,33 +273,60 @@ class TaskPool:
         return tags
 
     def _feed(self) -> None:
-        client, fn = self.engine._client, self.engine.fn
-        if client is None and self._executor is None:
+        if not self.parallel:
             return
         while self._queue and len(self._futures) < self._slots:
             tag, key, cfg, seed = self._queue.popleft()
-            fut = client.submit(run_one, fn, cfg, seed, pure=False) if client is not None else \
-                self._executor.submit(run_one, fn, cfg, seed)
-            self._futures[fut] = (tag, key, seed)
+            self._futures[self._start(cfg, seed)] = (tag, key, seed)
+
+    def _speculate(self) -> None:
+        """Idle workers take candidates, only when nothing is queued (the search is about to wait)."""
+        while self._ahead and not self._queue and len(self._futures) < self._slots:
+            key, cfg, seed = self._ahead.popleft()
+            if key in self._seen or self.engine.cache.get(key) is not None:
+                continue
+            self._seen.add(key)
+            fut = self._start(cfg, seed)
+            self._futures[fut], self._running[key] = (_AHEAD, key, seed), fut
+            self.stats["speculated"] += 1
+
+    def _start(self, cfg: dict[str, Any], seed: int) -> Any:
+        """A running task's future."""
+        client, fn = self.engine._client, self.engine.fn
+        return client.submit(run_one, fn, cfg, seed, pure=False) if client is not None else \
+            self._executor.submit(run_one, fn, cfg, seed)
+
+    def _finished(self) -> set[Any]:
+        """The futures done (at least one; blocks until then)."""
+        if self.engine._client is not None:
+            from dask.distributed import wait as dask_wait
+
+            return set(dask_wait(list(self._futures), return_when="FIRST_COMPLETED").done)
+        import concurrent.futures as cf
+
+        return set(cf.wait(list(self._futures), return_when=cf.FIRST_COMPLETED).done)
+
+    def _outcome(self, fut: Any) -> tuple[Any, ...]:
+        return fut.result()
 
     def wait(self) -> list[tuple[Hashable, SeedResult]]:
         """Completed tasks (at least one, blocking until then; [] when nothing is submitted)."""
-        if not self._done and self._queue and not self._futures:  # serial
+        if not self._done and self._queue and not self.parallel:  # serial
             tag, key, cfg, seed = self._queue.popleft()
             self._done.append((tag, self.engine._settle(key, seed, run_one(self.engine.fn, cfg, seed))))
-        elif not self._done and self._futures:
-            if self.engine._client is not None:
-                from dask.distributed import wait as dask_wait
-
-                finished = dask_wait(list(self._futures), return_when="FIRST_COMPLETED").done
-            else:
-                import concurrent.futures as cf
-
-                finished = cf.wait(list(self._futures), return_when=cf.FIRST_COMPLETED).done
+        # a task queued behind speculations only waits for one of them to end
+        while not self._done and (self._queue or len(self._futures) > len(self._running)):
+            self._speculate()
+            finished = self._finished()
             # several at once: in submission order, so a serial replay of the same completions matches
             for fut in [f for f in self._futures if f in finished]:
                 tag, key, seed = self._futures.pop(fut)
-                self._done.append((tag, self.engine._settle(key, seed, fut.result())))
+                result = self.engine._settle(key, seed, self._outcome(fut))
+                if tag is _AHEAD:
+                    del self._running[key]
+                    self._kept[key] = result
+                else:
+                    self._done.append((tag, result))
             self._feed()  # the freed workers' next tasks, before the caller looks at the results
         out, self._done = self._done, []
         return out

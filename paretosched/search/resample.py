@@ -18,6 +18,8 @@ the same whatever the worker count, and a generation redone on resume replays th
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from pymoo.core.population import Population
 
@@ -39,13 +41,32 @@ def near_front(F: np.ndarray, tolerance: float) -> np.ndarray:
     F = np.asarray(F, dtype=float)
     if len(F) == 0:
         return np.zeros(0, dtype=bool)
-    front = F[pareto.front_indices(F)]
-    lo, hi = front.min(axis=0), front.max(axis=0)
-    scale = np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1e-12))
-    G = (F - lo) / scale
-    better = G[:, None, :] + tolerance  # [q, p, k]: q's value, handicapped by the tolerance
+    on = pareto.front_indices(F)
+    G = _scaled(F, F[on])
+    # only the front's rows can be the q that dominates: a row q dominates by the tolerance, so does
+    # the front's row that dominates q (the same floats, compared the same way: the same mask)
+    better = G[on][:, None, :] + tolerance  # [q, p, k]: q's value, handicapped by the tolerance
     dominated = (better <= G[None, :, :]).all(axis=2) & (better < G[None, :, :]).any(axis=2)
     return ~dominated.any(axis=0)
+
+
+def nearness(F: np.ndarray) -> np.ndarray:
+    """Per row of F (minimised, not empty), how far it is from being near the front: the largest
+    margin by which a row of the front beats it in every objective, in the units of `near_front`
+    (a row is near at tolerances above it; the front's rows are 0). Only the front is compared:
+    a row that dominates another beats everything that one beats by more."""
+    F = np.asarray(F, dtype=float)
+    front = F[pareto.front_indices(F)]
+    G, Gf = _scaled(F, front), _scaled(front, front)
+    return (G[None, :, :] - Gf[:, None, :]).min(axis=2).max(axis=0)  # [q, p]: by how much q beats p
+
+
+def _scaled(F: np.ndarray, front: np.ndarray) -> np.ndarray:
+    lo, hi = front.min(axis=0), front.max(axis=0)
+    return (F - lo) / np.where(hi > lo, hi - lo, np.maximum(np.abs(lo), 1e-12))
+
+
+AHEAD = 2  # genomes beyond a round whose seeds may be speculated, per genome of the round (counted as 8 at least)
 
 
 class Resampler:
@@ -57,6 +78,7 @@ class Resampler:
         self.order = [*seeds, *extra]
         self.spec = spec
         self.active = spec is not None and bool(extra)
+        self._last: tuple[list[int], np.ndarray] | None = None  # the archive and its means, as round_specs saw them
 
     def run(self, engine: Engine, generation: int) -> int:
         """Resample until stable; returns how many seed results were added (simulated or cached)."""
@@ -75,6 +97,7 @@ class Resampler:
         if not ids:
             return []
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
+        self._last = (ids, F)  # for `ahead`, asked right after on the same log
         todo = [i for i, near in zip(ids, near_front(F, self.spec.tolerance))
                 if near and len(self.ledger.rows[i].seeds) < len(self.order)]
         specs = []
@@ -83,6 +106,25 @@ class Resampler:
             n = min(len(row.seeds) + self.spec.step, len(self.order))
             specs.append(Spec("search", row.config, self.order[:n], genome=row.genome, x=row.x, supersedes=i))
         return specs
+
+    def ahead(self, specs: list[Spec]) -> list[tuple[dict[str, Any], int]]:
+        """The (config, seed) tasks the next rounds are likely to ask for, most likely first, for the
+        pool to run on idle workers (TaskPool.speculate): the next `step` seeds of each genome of
+        this round (`specs`: they were near the front), then of the genomes nearest to being near
+        (`nearness` on the log as it is now), AHEAD x max(8, the round's genomes) of them at most.
+        Why those: a round's means move the front and its extent, which brings other genomes near."""
+        if not self.active or not (ids := self._archive()):
+            return []
+        assert self.spec is not None
+        step, rows = self.spec.step, self.ledger.rows
+        out = [(s.config, seed) for s in specs for seed in self.order[len(s.seeds):len(s.seeds) + step]]
+        F = self._last[1] if self._last is not None and self._last[0] == ids else \
+            np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
+        taken = {s.supersedes for s in specs}
+        others = [ids[k] for k in np.argsort(nearness(F), kind="stable")
+                  if ids[k] not in taken and len(rows[ids[k]].seeds) < len(self.order)][:AHEAD * max(8, len(specs))]
+        return out + [(rows[i].config, seed) for i in others
+                      for seed in self.order[len(rows[i].seeds):len(rows[i].seeds) + step]]
 
     def added(self, specs: list[Spec]) -> int:
         """Seed results a round adds (the seeds its rows have beyond the rows they supersede)."""

@@ -28,6 +28,11 @@ sequence depends on mu and L only. At the search's end the round out is folded i
 runs until stable (rounds one after another), so the final front holds no genome near it on fewer
 seeds than it could have.
 
+Speculation (`parallel.speculate`): when a round is decided, the seeds later rounds are likely to
+ask for (`Resampler.ahead`) go to the pool, whose idle workers run them while the search waits and
+nothing is queued (TaskPool.speculate); a round's task found there completes at once. It changes
+when results are ready, never what is decided.
+
 Stop: the budget is checked after each result told. A spent evaluations budget drops every genome
 bred and not told (the log stops at the same genome whatever completed); a wall-time stop cancels
 the genome seeds not started and tells only the genomes whose seeds are back or in flight. A round
@@ -143,6 +148,9 @@ class SteadyLoop:
                 return "no_new_offspring"
             self.ended = True
             self._last_record(pool)
+        if (st := pool.stats)["speculated"]:
+            r.progress.message(f"speculation: {st['speculated']} simulations run ahead on idle workers, "
+                               f"{st['used']} used, {st['unused_s']:.1f} worker-s unused")
         return r._stop_reason() or "no_new_offspring"
 
     # ----------------------------------------------------------------------------------------
@@ -263,6 +271,8 @@ class SteadyLoop:
         self.resampled += added
         self.round = {"gen": gen, "at": self.told + self.delay, "specs": specs}
         self._submit_round(pool)
+        if r.study.parallel.speculate and pool.parallel:  # a serial pool would not use them
+            pool.speculate(r.resampler.ahead(specs))
         return added
 
     def _submit_round(self, pool: TaskPool) -> None:

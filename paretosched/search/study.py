@@ -97,6 +97,8 @@ class ParallelSpec(_Strict):
     workers: int = Field(1, ge=1, le=MAX_WORKERS)
     backend: Literal["local", "dask"] = "local"
     address: str | None = Field(None, description="Dask scheduler address (backend dask)")
+    speculate: bool = Field(True, description="schedule steady: idle workers run seeds resampling is likely to ask "
+                            "for next (results unchanged; docs/search.md)")
 
 
 _OBJECTIVE_FORMS = "an objective is a metric name, {min: <metric>} or {max: <metric>}"

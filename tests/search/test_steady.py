@@ -155,6 +155,7 @@ def test_generations_count_pop_size_results(tmp_path: Path) -> None:
     ({"algorithm": {"schedule": "async"}}, r"study.yaml: algorithm.schedule: Input should be 'generational' or "
                                            r"'steady'"),
     ({"algorithm": {"schedule": "steady", "lag": 0}}, r"study.yaml: algorithm.lag: .*greater than or equal to 1"),
+    ({"parallel": {"speculate": "sometimes"}}, r"study.yaml: parallel.speculate: .*valid boolean"),
 ])
 def test_settings_that_make_no_sense_are_refused(tmp_path: Path, extra: dict[str, Any], message: str) -> None:
     study = write_study(tmp_path, budget={"evaluations": 20}, **extra)
