@@ -104,7 +104,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
-    broken = bool((prof.cores < 0).any()) or prof.mem_short()
+    broken = int(prof.cores.min()) < 0 or prof.mem_short()
     slowest = plan.slowest
     group_speed, group_node = cache.group_speed, cache.group_node
     stuck = plan.stuck
@@ -190,8 +190,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             t = prof.times[i]
             twin.note_reservation(job, t)
             t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
-            vec = _vec(take, job.mem, len(group_node))
-            res[job] = (t, t_end, *vec, [cache.keys[g] for g in vec[0].tolist()])
+            vec = _take_vec(take, job.mem, len(group_node))
+            res[job] = (t, t_end, *vec)
             prof.hold(t, t_end, vec, size, row=i)
             placed = i
             break
@@ -255,8 +255,22 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[
     return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
 
 
-def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
-    return np.fromiter((index[k] for k in keys), np.int64, len(keys))
+def _take_vec(take: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[Any, Any, Any, Any, Any]:
+    """`_vec` of a take (`take_counts`: each group once) for a job without memory, without
+    summing per group and node."""
+    if mem > 0:
+        return _vec(take, mem, n_groups)
+    gs = np.array([g for g, _, _ in take], dtype=np.int64)
+    ks = np.array([k for _, _, k in take], dtype=CORES)
+    dense = np.zeros(n_groups, dtype=CORES)
+    dense[gs] = ks
+    return gs, ks, _NO_NODES, _NO_MEM, dense
+
+
+# a job without memory holds none on any node (shared: never written)
+_NO_NODES = np.zeros(0, dtype=np.int64)
+_NO_MEM = np.zeros(0)
+_NO_NODES.flags.writeable = _NO_MEM.flags.writeable = False
 
 
 class _Cache:
@@ -272,7 +286,6 @@ class _Cache:
         self.group_speed: list[float] = []              # each group's speed and node
         self.group_node: list[Any] = []
         self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
-        self.index: dict[tuple[float, int], int] = {}   # and back
         self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
         self._free: Any = None  # `free_by_group`'s counts, per processor, and marks
         self._last: list[int] = []
@@ -296,19 +309,19 @@ class _Cache:
                     members.append([])
                 group_of[p.idx] = g
                 members[g].append(p)
+            old_keys = self.keys  # (the numbering every kept reservation's groups are in)
             self._ranked, self._groups = list(ranked), (group_of, members)
             self.group_speed = [m[0].speed for m in members]
             self.group_node = [m[0].node for m in members]
-            self.index = key_group
             self.keys = list(key_group)
-            # a reservation keeps its groups' keys (speed, node): renumber its groups
+            # a reservation's groups are renumbered by their keys (speed, node)
             res = self.plan.res
             for job, r in res.items():
-                if len(r) == 8:
-                    gs = _index_of(r[7], key_group)
+                if len(r) == 7:  # (`count_pass` keeps plain counts)
+                    gs = np.fromiter((key_group[old_keys[g]] for g in r[2].tolist()), np.int64, len(r[2]))
                     dense = np.zeros(len(members), dtype=CORES)
                     dense[gs] = r[3]
-                    res[job] = (r[0], r[1], gs, *r[3:6], dense, r[7])
+                    res[job] = (r[0], r[1], gs, *r[3:6], dense)
             self._parts.clear()
             self.plan.stuck.clear()
             self.kept = None
