@@ -40,6 +40,7 @@ from paretosched.sim.conscarry import carry, whole
 from paretosched.sim.conskeep import Releases, still_fresh, verify_stuck
 from paretosched.sim.conskeep import verify_free as _verify_free
 from paretosched.sim.conskeep import verify_profile as _verify_profile
+from paretosched.sim.conskeep import verify_totals as _verify_totals
 from paretosched.sim.consplan import Plan, count_pass, hold_end, take_counts, wake
 from paretosched.sim.consprofile import CORES, Profile, least
 from paretosched.sim.endorder import end_order
@@ -112,7 +113,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         size = job.size
         before = len(prof.times)
         old = res.get(job)
-        found = None
+        found = lazy = None
         if old is not None:
             t0, t1 = old[0], old[1]
             if t0 > twin.now and not broken:
@@ -140,7 +141,13 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                     stuck[job] = (len(plan.given), max(found[2]))
                     continue  # no start before its slot has the cores (all groups together, or sampled)
             vec = old[2:7]
-            if t0 >= now:
+            if found is not None and not len(vec[2]):
+                # a kept job searched: its cores given back in the matrix alone while its rows are
+                # counted, and in the totals once one has the cores (a third that find none take
+                # them back with one update, no row split looked up and no totals walked twice)
+                lazy = own
+                prof.cores[own[0]:own[1]] += own[2]
+            elif t0 >= now:
                 prof.hold(t0, t1, vec, size, sign=-1)
         longest = job.req_ops / slowest
         if old is not None and old[0] == now and not broken:
@@ -173,6 +180,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 if n > most:
                     most = n
                 continue
+            if lazy is not None:  # it may be placed: given back in the totals too (as `hold` does)
+                prof.give_totals(lazy[0], lazy[1], size)
+                lazy = None
             if cap is None:
                 cap = least(prof.cores[i:j], axis=0)
             mcap = prof.mem_cap(i, j)
@@ -196,7 +206,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             placed = i
             break
         held = old is not None and old[0] >= now
-        if placed < 0 and held:
+        if lazy is not None:
+            prof.cores[lazy[0]:lazy[1]] -= lazy[2]  # no row had its cores: it stays
+        elif placed < 0 and held:
             prof.hold(old[0], old[1], vec, size)  # no earlier slot: it stays
         elif placed >= 0 and held:
             plan.given.append((old[0], size))  # its old slot is free
@@ -207,6 +219,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             if limit:
                 most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
+    if cache.verify:
+        _verify_totals(prof)
     prof.held = {j: r for j, r in res.items() if r[0] >= now}
     cache.kept = prof
     wake(twin, plan)
@@ -218,7 +232,8 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
     if job.size > twin.free_total or int(cap.sum()) < job.size:
         return False
     mem_limits = None
-    if mcap is not None:  # only the caps below a node's free memory limit anything (a margin for
+    if mcap is not None and job.mem > 0:  # (the allocator reads no memory limit for a job without
+        # memory) only the caps below a node's free memory limit anything (a margin for
         # the float residue of the running sum: listing a cap that limits nothing is harmless)
         keep = np.flatnonzero(mcap <= prof.mem_now + 1e-6 * np.maximum(1.0, np.abs(prof.mem_now)))
         mem_limits = dict(zip(keep.tolist(), mcap[keep].tolist()))

@@ -392,6 +392,13 @@ class Profile:
         if self.mem is not None and len(nodes):
             self.mem[start:end, nodes] -= sign * memk
 
+    def give_totals(self, a: int, b: int, size: int) -> None:
+        """Add `size` to the totals of rows [a, b): the rest of giving back a reservation without
+        memory whose cores were given back in the matrix alone (`conservative`)."""
+        tot = self.totals
+        for r in range(a, b):
+            tot[r] += size
+
     def mem_cap(self, i: int, j: int) -> Any:
         """Each node's least free memory over rows [i, j) (None when memory is no limit)."""
         return self.mem[i:j].min(axis=0) if self.mem is not None else self.mem_row

@@ -59,6 +59,7 @@ def test_core_bound_is_an_upper_bound_on_every_earlier_start(case, data):
     kept = prof.cores.copy()
     dense = np.zeros(g, dtype=np.int64)
     dense[groups] = ks
+    size = int(ks.sum())  # a reservation holds exactly its job's cores (the bound counts them by `size`)
     bound, first, below = prof.core_bound(size, duration, before, (before, b, dense))
     assert np.array_equal(prof.cores, kept)  # given back while counting, then held again
     prof.cores[before:b, groups] += ks       # the job's own reservation counts as free
