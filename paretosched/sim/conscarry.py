@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.consprofile import CORES, Profile
+from paretosched.sim.consprofile import Profile
+from paretosched.sim.conssearch import CORES
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin

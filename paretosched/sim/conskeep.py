@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.consprofile import CORES
+from paretosched.sim.conssearch import CORES
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
