@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.consprofile import CORES, Profile
+from paretosched.sim.consprofile import Profile
+from paretosched.sim.conssearch import CORES
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
@@ -43,15 +44,27 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
         return None
     now = twin.now
     held = kept.held
-    live = [r for r in res.values() if r[0] >= now]
-    # the reservations `kept` does not hold (none: between decisions reservations are only dropped)
-    added = [r for job, r in res.items() if r[0] >= now and held.get(job) is not r]
+    # the live reservations' starts and ends, those due now, and those `kept` does not hold (none:
+    # between decisions reservations are only dropped), in one walk
+    starts: list[float] = []
+    ends: list[float] = []
+    due = []
+    added = []
+    for job, r in res.items():
+        t0 = r[0]
+        if t0 >= now:
+            starts.append(t0)
+            ends.append(r[1])
+            if t0 == now:
+                due.append(r[6])
+            if held.get(job) is not r:
+                added.append(r)
     if kept.bounded and any(len(r[4]) for r in added):
         return None  # memory held in the future: a build makes it a matrix (`kept`'s hold none)
     # a build's steps: every estimated end and reservation start and end after now, and now again
     # (a row of its own) if a running job's estimated end has passed
     by_end = rel.by_end
-    steps = sorted(set(by_end).union([r[0] for r in live], [r[1] for r in live]))
+    steps = sorted(set(by_end).union(starts, ends))
     steps = steps[bisect_right(steps, now):]
     times = [now, now] + steps if by_end and min(by_end) <= now else [now] + steps
     m = len(times)
@@ -82,9 +95,8 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
     prof.times = times
     cores[0] = cache.free_by_group(twin)
     prof.free_now = cores[0].copy()
-    for r in live:
-        if r[0] <= now:  # due now: held from the first row
-            cores[0] -= r[6]
+    for dense in due:  # due now: held from the first row
+        cores[0] -= dense
     if prof.bounded:
         prof.mem_row = cache.mem_by_node(twin)
         prof.mem_now = prof.mem_row.copy()

@@ -36,15 +36,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.conscarry import carry, whole
-from paretosched.sim.conskeep import Releases, still_fresh, verify_stuck
+from paretosched.sim.conscache import Cache as _Cache
+from paretosched.sim.conscarry import carry
+from paretosched.sim.conskeep import still_fresh, verify_stuck
 from paretosched.sim.conskeep import verify_free as _verify_free
 from paretosched.sim.conskeep import verify_profile as _verify_profile
+from paretosched.sim.conskeep import verify_totals as _verify_totals
 from paretosched.sim.consplan import Plan, count_pass, hold_end, take_counts, wake
-from paretosched.sim.consprofile import CORES, Profile, least
+from paretosched.sim.consprofile import Profile
+from paretosched.sim.conssearch import CORES, least
 from paretosched.sim.endorder import end_order
 from paretosched.sim.policies import JobSelector, ResourceSelector
-from paretosched.sim.state import ProcState
 from paretosched.sim.taking import power_rank
 
 if TYPE_CHECKING:
@@ -104,7 +106,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
-    broken = bool((prof.cores < 0).any()) or prof.mem_short()
+    broken = int(prof.cores.min()) < 0 or prof.mem_short()
     slowest = plan.slowest
     group_speed, group_node = cache.group_speed, cache.group_node
     stuck = plan.stuck
@@ -112,7 +114,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         size = job.size
         before = len(prof.times)
         old = res.get(job)
-        found = None
+        found = lazy = None
         if old is not None:
             t0, t1 = old[0], old[1]
             if t0 > twin.now and not broken:
@@ -140,7 +142,13 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                     stuck[job] = (len(plan.given), max(found[2]))
                     continue  # no start before its slot has the cores (all groups together, or sampled)
             vec = old[2:7]
-            if t0 >= now:
+            if found is not None and not len(vec[2]):
+                # a kept job searched: its cores given back in the matrix alone while its rows are
+                # counted, and in the totals once one has the cores (a third that find none take
+                # them back with one update, no row split looked up and no totals walked twice)
+                lazy = own
+                prof.cores[own[0]:own[1]] += own[2]
+            elif t0 >= now:
                 prof.hold(t0, t1, vec, size, sign=-1)
         longest = job.req_ops / slowest
         if old is not None and old[0] == now and not broken:
@@ -173,6 +181,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 if n > most:
                     most = n
                 continue
+            if lazy is not None:  # it may be placed: given back in the totals too (as `hold` does)
+                prof.give_totals(lazy[0], lazy[1], size)
+                lazy = None
             if cap is None:
                 cap = least(prof.cores[i:j], axis=0)
             mcap = prof.mem_cap(i, j)
@@ -190,13 +201,15 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             t = prof.times[i]
             twin.note_reservation(job, t)
             t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
-            vec = _vec(take, job.mem, len(group_node))
-            res[job] = (t, t_end, *vec, [cache.keys[g] for g in vec[0].tolist()])
+            vec = _take_vec(take, job.mem, len(group_node))
+            res[job] = (t, t_end, *vec)
             prof.hold(t, t_end, vec, size, row=i)
             placed = i
             break
         held = old is not None and old[0] >= now
-        if placed < 0 and held:
+        if lazy is not None:
+            prof.cores[lazy[0]:lazy[1]] -= lazy[2]  # no row had its cores: it stays
+        elif placed < 0 and held:
             prof.hold(old[0], old[1], vec, size)  # no earlier slot: it stays
         elif placed >= 0 and held:
             plan.given.append((old[0], size))  # its old slot is free
@@ -207,6 +220,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             if limit:
                 most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
+    if cache.verify:
+        _verify_totals(prof)
     prof.held = {j: r for j, r in res.items() if r[0] >= now}
     cache.kept = prof
     wake(twin, plan)
@@ -218,7 +233,8 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
     if job.size > twin.free_total or int(cap.sum()) < job.size:
         return False
     mem_limits = None
-    if mcap is not None:  # only the caps below a node's free memory limit anything (a margin for
+    if mcap is not None and job.mem > 0:  # (the allocator reads no memory limit for a job without
+        # memory) only the caps below a node's free memory limit anything (a margin for
         # the float residue of the running sum: listing a cap that limits nothing is harmless)
         keep = np.flatnonzero(mcap <= prof.mem_now + 1e-6 * np.maximum(1.0, np.abs(prof.mem_now)))
         mem_limits = dict(zip(keep.tolist(), mcap[keep].tolist()))
@@ -255,145 +271,22 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[
     return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
 
 
-def _index_of(keys: list[tuple[float, int]], index: dict[tuple[float, int], int]) -> Any:
-    return np.fromiter((index[k] for k in keys), np.int64, len(keys))
+def _take_vec(take: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[Any, Any, Any, Any, Any]:
+    """`_vec` of a take (`take_counts`: each group once) for a job without memory, without
+    summing per group and node."""
+    if mem > 0:
+        return _vec(take, mem, n_groups)
+    gs = np.array([g for g, _, _ in take], dtype=np.int64)
+    ks = np.array([k for _, _, k in take], dtype=CORES)
+    dense = np.zeros(n_groups, dtype=CORES)
+    dense[gs] = ks
+    return gs, ks, _NO_NODES, _NO_MEM, dense
 
 
-class _Cache:
-    """What a twin's passes share: the plan, processor groups per ranking, each job's cores per group."""
-
-    verify = False  # tests: check every job skipped as stuck and the kept free counts, the slow way
-    carry = True  # tests: off builds every profile that is not used again whole
-
-    def __init__(self) -> None:
-        self.plan = Plan()
-        self._ranked: list[Any] | None = None
-        self._groups: tuple[list[int], list[list[Any]]] = ([], [])
-        self.group_speed: list[float] = []              # each group's speed and node
-        self.group_node: list[Any] = []
-        self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
-        self.index: dict[tuple[float, int], int] = {}   # and back
-        self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
-        self._free: Any = None  # `free_by_group`'s counts, per processor, and marks
-        self._last: list[int] = []
-        self._dirty: dict[Any, None] | None = None
-        self._mem: Any = None  # each node's free memory, kept from the same marks
-        self._releases: Releases | None = None  # made on first use, anew with the groups
-        self.kept: Profile | None = None  # the last decision's profile, while nothing changed since
-        self._twin: Any = None
-
-    def groups(self, ranked: list[Any]) -> tuple[list[int], list[list[Any]]]:
-        """(group of each processor, each group's processors in rank order)."""
-        if ranked is not self._ranked and (self._ranked is None or ranked != self._ranked):
-            key_group: dict[tuple[float, int], int] = {}
-            group_of = [0] * len(ranked)
-            members: list[list[Any]] = []
-            for p in ranked:
-                key = (p.speed, p.node.idx if p.node.mem_cap < math.inf else -1)
-                g = key_group.get(key)
-                if g is None:
-                    g = key_group[key] = len(members)
-                    members.append([])
-                group_of[p.idx] = g
-                members[g].append(p)
-            self._ranked, self._groups = list(ranked), (group_of, members)
-            self.group_speed = [m[0].speed for m in members]
-            self.group_node = [m[0].node for m in members]
-            self.index = key_group
-            self.keys = list(key_group)
-            # a reservation keeps its groups' keys (speed, node): renumber its groups
-            res = self.plan.res
-            for job, r in res.items():
-                if len(r) == 8:
-                    gs = _index_of(r[7], key_group)
-                    dense = np.zeros(len(members), dtype=CORES)
-                    dense[gs] = r[3]
-                    res[job] = (r[0], r[1], gs, *r[3:6], dense, r[7])
-            self._parts.clear()
-            self.plan.stuck.clear()
-            self.kept = None
-            self._free = None
-            self._drop_releases()
-        return self._groups
-
-    def releases(self, twin: Twin, est: dict[Any, float]) -> Releases | None:
-        """The running jobs' cores per group by estimated end, kept (None if one holds memory)."""
-        rel = self._releases
-        if rel is None:
-            group_of, members = self._groups
-            rel = self._releases = Releases(twin, group_of, len(members))
-            self._twin = twin
-        rel.sync(twin, est)
-        return rel if not rel.with_mem else None
-
-    def made(self, twin: Twin, prof: Profile) -> None:
-        """`prof` was made now: the releases' log starts anew, and it may be carried forward only
-        if every busy core is a filed running job's (none is held by a job still booting)."""
-        rel = self._releases
-        if rel is not None:
-            rel.log.clear()
-            prof.whole = whole(twin, rel)
-
-    def _drop_releases(self) -> None:
-        if self._releases is not None:
-            self._releases.close(self._twin)
-            self._releases = None
-
-    def flat(self, job: Any, group_of: list[int]) -> tuple[list[int], list[int], list[int], list[float]]:
-        """A running job's parts: (groups, cores, nodes, memory), the last two of the parts that
-        hold memory."""
-        parts = self._parts.get(job)
-        if parts is None:
-            if len(self._parts) > 4096:
-                self._parts.clear()
-            mem = [(g.proc.node.idx, len(g.cores) * job.mem) for g in job.groups]
-            mem = [(n, m) for n, m in mem if m > 0]
-            parts = self._parts[job] = ([group_of[g.proc.idx] for g in job.groups], [len(g.cores) for g in job.groups],
-                                        [n for n, _ in mem], [m for _, m in mem])
-        return parts
-
-    def quiet(self) -> bool:
-        """Whether the twin marked no processor or node since `free_by_group` last read the marks."""
-        return self._dirty is not None and not self._dirty
-
-    def free_by_group(self, twin: Twin) -> Any:
-        """Each group's free cores now (an array: read, not changed), kept from the processors the
-        twin marks as changed."""
-        free, last, dirty = self._free, self._last, self._dirty
-        group_of = self._groups[0]
-        if dirty is None:
-            dirty = self._dirty = {}
-            for node in twin.nodes:
-                node.watchers.append(dirty)
-            last = self._last = [len(p.free) for p in twin.procs]
-        if free is None:
-            counts = [0] * len(self._groups[1])
-            for p in twin.procs:
-                n = last[p.idx] = len(p.free)
-                counts[group_of[p.idx]] += n
-            free = self._free = np.array(counts, dtype=CORES)
-        mem = self._mem
-        change: dict[int, int] = {}
-        for x in dirty:
-            if x.__class__ is ProcState:
-                n = len(x.free)
-                if n != last[x.idx]:
-                    g = group_of[x.idx]
-                    change[g] = change.get(g, 0) + n - last[x.idx]
-                    last[x.idx] = n
-            elif mem is not None:  # a node: the twin marks one whenever its free memory changes
-                mem[x.idx] = x.mem_free
-        dirty.clear()
-        if change:  # (kept as an array: a profile's first row is copied from it, not converted)
-            free[list(change)] += list(change.values())
-        return free
-
-    def mem_by_node(self, twin: Twin) -> Any:
-        """Each node's free memory now (a copy), kept from the twin's node marks: call after
-        `free_by_group`, which reads the marks."""
-        if self._mem is None:
-            self._mem = np.array([n.mem_free for n in twin.nodes], dtype=float)
-        return self._mem.copy()
+# a job without memory holds none on any node (shared: never written)
+_NO_NODES = np.zeros(0, dtype=np.int64)
+_NO_MEM = np.zeros(0)
+_NO_NODES.flags.writeable = _NO_MEM.flags.writeable = False
 
 
 def _platform_order(twin: Twin, rsel: ResourceSelector) -> list[Any]:

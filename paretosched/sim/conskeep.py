@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.consprofile import CORES
+from paretosched.sim.conssearch import CORES
 
 if TYPE_CHECKING:
     from paretosched.sim.twin import Twin
@@ -155,3 +155,9 @@ def verify_profile(prof: Any, fresh: Any) -> None:
     same = prof.times == fresh.times and np.array_equal(prof.cores, fresh.cores)
     if not same or not np.array_equal(prof.totals, fresh.totals):
         raise AssertionError("conservative: the profile from kept releases differs from a fresh build")
+
+
+def verify_totals(prof: Any) -> None:
+    """Check the profile's totals (kept through holds and lazy give-backs) against its matrix (tests)."""
+    if prof.totals != prof.cores.sum(axis=1).tolist():
+        raise AssertionError("conservative: the profile's totals differ from its rows' sums")

@@ -31,7 +31,8 @@ TRIM_GIVEN = 4096
 
 class Plan:
     """The reservations kept between decisions: job -> (start, end, cores, 0.0) in `count_pass`,
-    (start, end, groups, cores per group, nodes, memory per node, group keys) in `conservative`."""
+    (start, end, groups, cores per group, nodes, memory per node, cores as a row of all groups) in
+    `conservative`."""
 
     def __init__(self) -> None:
         self.res: dict[Any, tuple[float, float, Any, float]] = {}

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
-from paretosched.sim import conscarry
+from paretosched.sim import conscache, conscarry
 from paretosched.sim import conservative as cons
 from paretosched.sim import workload
 from paretosched.sim.conskeep import Releases
@@ -106,7 +106,7 @@ def test_the_check_catches_a_profile_carried_wrong(plant, monkeypatch):
         monkeypatch.setattr(Releases, "sync", _no_log)
     else:  # carried across jobs that hold cores while their processors boot
         monkeypatch.setattr(conscarry, "whole", lambda twin, rel: True)
-        monkeypatch.setattr(cons, "whole", lambda twin, rel: True)
+        monkeypatch.setattr(conscache, "whole", lambda twin, rel: True)
         levers = {"power_off_idle_s": 0.0, "boot_s": 30.0}
     with pytest.raises(AssertionError, match="differs from a fresh build"):
         simulate(_bundled("first", "high_gflops", "thesis", levers))

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paretosched.sim import consprofile
+from paretosched.sim import conssearch
 from paretosched.sim.consprofile import Profile
 
 
@@ -59,6 +59,7 @@ def test_core_bound_is_an_upper_bound_on_every_earlier_start(case, data):
     kept = prof.cores.copy()
     dense = np.zeros(g, dtype=np.int64)
     dense[groups] = ks
+    size = int(ks.sum())  # a reservation holds exactly its job's cores (the bound counts them by `size`)
     bound, first, below = prof.core_bound(size, duration, before, (before, b, dense))
     assert np.array_equal(prof.cores, kept)  # given back while counting, then held again
     prof.cores[before:b, groups] += ks       # the job's own reservation counts as free
@@ -121,6 +122,6 @@ def test_the_checks_catch_a_search_that_samples_a_row_away(monkeypatch):
     # a sampled bound one core too low rules out a row with exactly the cores: caught
     real = Profile.sampled
     monkeypatch.setattr(Profile, "sampled", lambda self, rows, ends: [n - 1 for n in real(self, rows, ends)])
-    monkeypatch.setattr(consprofile, "SAMPLE_FROM", 1)
+    monkeypatch.setattr(conssearch, "SAMPLE_FROM", 1)
     with pytest.raises((AssertionError, ExceptionGroup)):  # (hypothesis groups distinct failures)
         test_earliest_yields_every_row_with_the_cores_in_order_with_exact_counts()
