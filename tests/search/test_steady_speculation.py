@@ -188,3 +188,45 @@ def test_speculation_on_loky_and_dask_workers_gives_the_serial_log(tmp_path: Pat
         dist = run_quiet(study, tmp_path / "dask", dask=cluster.scheduler_address)
     assert stats[0]["speculated"] == 0 and stats[1]["speculated"] > 0 and stats[2]["speculated"] > 0
     assert stable_rows(local) == stable_rows(loky) == stable_rows(dist)
+
+
+def _gives_up(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    if cfg.get("boom"):  # raised past run_one, as a worker lost or a library's sys.exit would be
+        raise SystemExit("the evaluator gave up")
+    return {"energy_kwh": float(seed), "mean_bsld": 1.0}
+
+
+def test_a_speculation_that_raises_is_forgotten(tmp_path: Path) -> None:
+    """Its task may never be asked for: the run must not die of it; asked for, it runs as without speculation."""
+    with Engine(_gives_up, 2, cache=Cache(None)) as engine, engine.pool() as pool:
+        pool.speculate([({"boom": True}, 1), ({}, 2)])
+        pool.submit("a", {}, 1)
+        got = dict(pool.wait())
+        while pool._running:  # both speculations end (the one that raised among them)
+            pool.submit("x", {"x": len(got)}, 3)
+            got.update(pool.wait())
+        assert got["a"].metrics == {"energy_kwh": 1.0, "mean_bsld": 1.0}
+        assert pool.stats["speculated"] == 2 and list(pool._kept) != []  # ({}, 2) kept, the other forgotten
+        pool.submit("b", {}, 2)
+        assert [(t, r.metrics) for t, r in pool.wait()] == [("b", {"energy_kwh": 2.0, "mean_bsld": 1.0})]
+        assert pool.stats["used"] == 1
+        pool.submit("boom", {"boom": True}, 1)  # asked for: it fails as it would have without speculation
+        with pytest.raises(SystemExit, match="gave up"):
+            pool.wait()
+
+
+def test_a_speculation_cut_at_the_close_counts_as_unused(tmp_path: Path) -> None:
+    """The worker-time of a speculation stopped when the pool closes was spent for nothing: it is counted."""
+    mark = tmp_path / "pid"
+    with Engine(_sleepy, 2, cache=Cache(None)) as engine:
+        with engine.pool() as pool:
+            pool.speculate([({"mark": str(mark)}, 1)])
+            pool.submit("a", {}, 1)
+            pool.wait()
+            while not mark.exists() or not mark.read_text():
+                time.sleep(0.05)
+            seen = time.perf_counter()  # the speculation started before this
+            time.sleep(0.3)
+            ran = time.perf_counter() - seen  # and ran at least this long before the close
+    assert pool.stats["speculated"] == 1 and pool.stats["used"] == 0
+    assert pool.stats["unused_s"] >= ran >= 0.3  # a lower bound, whatever the machine's load
