@@ -401,6 +401,7 @@ class SearchRun:
             front=front, hv=self._hv(front), baselines=baselines,
             recheck=recheck, n_resampled=self.state.n_resampled, n_screened=self.state.n_screened,
             resampling=Resampling(**self.resampler.spec.model_dump()) if self.resampler.active else None,  # type: ignore[union-attr]
+            speculation=(self.state.steady or {}).get("speculation"),
             seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
             versions={"paretosched": twin_version().split("+")[0], "twin": twin_version()},
             files={"log": LOG})

@@ -25,7 +25,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "study": str, "status": str, "stop_reason": str, "objectives": list, "reference_point": dict,
     "reference_point_source": str, "generations": list, "n_evaluations": int, "n_told": int, "n_failed": int,
     "n_simulations": int, "n_cache_hits": int, "front": list, "hv": _NUMBER, "baselines": dict, "recheck": dict,
-    "n_resampled": int, "n_screened": int, "resampling": dict, "seeds": list, "elapsed_s": _NUMBER, "versions": dict, "files": dict,
+    "n_resampled": int, "n_screened": int, "resampling": dict, "speculation": dict, "seeds": list, "elapsed_s": _NUMBER, "versions": dict, "files": dict,
     "format": int}
 
 
@@ -54,6 +54,7 @@ class Summary:
     n_resampled: int = 0
     n_screened: int = 0  # screen rows (prefix screening), each `screening.prefix` of an evaluation
     resampling: Resampling | None = None
+    speculation: dict[str, float] | None = None  # schedule steady: speculated, used, unused_s (TaskPool.stats)
     seeds: list[int] = field(default_factory=list)
     elapsed_s: float = 0.0
     versions: dict[str, str] = field(default_factory=dict)

@@ -230,3 +230,17 @@ def test_a_speculation_cut_at_the_close_counts_as_unused(tmp_path: Path) -> None
             ran = time.perf_counter() - seen  # and ran at least this long before the close
     assert pool.stats["speculated"] == 1 and pool.stats["used"] == 0
     assert pool.stats["unused_s"] >= ran >= 0.3  # a lower bound, whatever the machine's load
+
+
+def test_the_summary_says_what_speculation_cost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its CPU is billed like any other: summary.json keeps it (quiet batch jobs lose stderr), apart from
+    n_simulations, which counts the used ones only (they are the log's rows)."""
+    on = _virtual_run(tmp_path, monkeypatch, "on", 16, budget={"generations": 5}, **_steady(32))
+    st = _VirtualPool.stats[0]
+    assert 0 < st["used"] < st["speculated"] and st["unused_s"] > 0
+    assert summary(on)["speculation"] == {"speculated": st["speculated"], "used": st["used"],
+                                          "unused_s": round(st["unused_s"], 3)}
+    off = _virtual_run(tmp_path, monkeypatch, "off", 16, budget={"generations": 5}, parallel={"speculate": False},
+                       **_steady(32))
+    assert summary(off)["speculation"] == {"speculated": 0, "used": 0, "unused_s": 0.0}
+    assert summary(on)["n_simulations"] == summary(off)["n_simulations"]
