@@ -244,3 +244,20 @@ def test_the_summary_says_what_speculation_cost(tmp_path: Path, monkeypatch: pyt
                        **_steady(32))
     assert summary(off)["speculation"] == {"speculated": 0, "used": 0, "unused_s": 0.0}
     assert summary(on)["n_simulations"] == summary(off)["n_simulations"]
+
+
+def test_the_cost_line_says_speculation_may_run_more(tmp_path: Path) -> None:
+    """The cost line counts the simulations the budget allows; speculation's unused ones come on top."""
+    from paretosched.search.guards import check_cost
+    from paretosched.search.study import load_study
+
+    def cost(workers: int, **extra: Any) -> str:
+        study = load_study(write_study(tmp_path, budget={"generations": 5}, **{**_steady(4), **extra}))
+        return check_cost(study.model_copy(update={"parallel": study.parallel.model_copy(
+            update={"workers": workers})}), "s")
+
+    assert "speculation: idle workers" in cost(4)
+    assert "speculation" not in cost(1)  # a serial pool never speculates
+    assert "speculation" not in cost(4, parallel={"speculate": False})
+    assert "speculation" not in cost(4, algorithm={"pop_size": 12})  # generational
+    assert "speculation" not in cost(4, resampling=None)  # nothing to speculate
