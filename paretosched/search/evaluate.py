@@ -19,6 +19,7 @@ from collections import Counter, deque
 from typing import Any, Callable, Hashable, Iterator
 
 from paretosched.errors import UserError
+from paretosched.search.blocks import Speculation
 from paretosched.search.cache import Cache, cache_key, input_digest
 from paretosched.search.guards import evaluator_id, require_evaluator
 from paretosched.search.runlog import SeedResult
@@ -199,7 +200,7 @@ class TaskPool:
         self._running: dict[str, Any] = {}  # speculations running, by key
         self._since: dict[str, float] = {}  # when each started (its worker-time, if cut at the close)
         self._kept: dict[str, SeedResult] = {}  # and those done, not yet asked for
-        self.stats = {"speculated": 0, "used": 0, "unused_s": 0.0}
+        self.stats = Speculation()
         if engine._client is not None:
             self._slots = max(1, sum(engine._client.nthreads().values()))
         elif engine.workers > 1:
@@ -215,7 +216,7 @@ class TaskPool:
 
     def __exit__(self, *exc: Any) -> None:
         now = time.perf_counter()
-        self.stats["unused_s"] += sum(r.wall_s for r in self._kept.values()) + \
+        self.stats.unused_s += sum(r.wall_s for r in self._kept.values()) + \
             sum(now - self._since[key] for key in self._running)  # cut now: spent for nothing
         # loky cannot cancel a running task: its workers are killed, so no speculation outlives the pool
         killed = self._executor is not None and (exc[0] is not None or bool(self._running))
@@ -249,10 +250,10 @@ class TaskPool:
             self._seen.add(key)
             if key in self._kept:  # speculated: simulated by this run, so logged as such (not cached)
                 self._done.append((tag, self._kept.pop(key)))
-                self.stats["used"] += 1
+                self.stats.used += 1
             elif key in self._running:  # speculation running: the task is that one
                 self._futures[self._running.pop(key)] = (tag, key, seed)
-                self.stats["used"] += 1
+                self.stats.used += 1
             elif (hit := self.engine.cache.get(key)) is not None:
                 self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
             else:
@@ -291,7 +292,7 @@ class TaskPool:
             self._seen.add(key)
             fut = self._start(cfg, seed)
             self._futures[fut], self._running[key], self._since[key] = (_AHEAD, key, seed), fut, time.perf_counter()
-            self.stats["speculated"] += 1
+            self.stats.speculated += 1
 
     def _start(self, cfg: dict[str, Any], seed: int) -> Any:
         """A running task's future."""

@@ -54,6 +54,7 @@ from pymoo.core.individual import Individual
 from pymoo.core.mixed import MixedVariableSampling
 from pymoo.core.population import Population
 
+from paretosched.search.blocks import Speculation
 from paretosched.search.evaluate import TaskPool
 from paretosched.search.ledger import Spec
 from paretosched.search.runlog import Generation, SeedResult
@@ -101,8 +102,7 @@ class SteadyLoop:
         self.round_tasks: list[tuple[dict[str, Any], int]] = []  # the round's simulations, in order
         self.round_results: dict[int, SeedResult] = {}  # and those back, by index
         # speculation's counts (TaskPool.stats) of the sessions before this one, for summary.json
-        earlier = st.steady.get("speculation")
-        self.speculated: dict[str, float] = earlier or {"speculated": 0, "used": 0, "unused_s": 0.0}
+        self.speculated = Speculation.from_json(st.steady.get("speculation")) or Speculation()
         self.pool: TaskPool | None = None
         run.algo.n_offsprings = 1  # ask() breeds one genome
 
@@ -154,9 +154,9 @@ class SteadyLoop:
             self.ended = True
             self._last_record(pool)
         r.state.steady["speculation"] = self._speculation()  # with what the close cut or left unused
-        if (st := pool.stats)["speculated"]:
-            r.progress.message(f"speculation: {st['speculated']} simulations run ahead on idle workers, "
-                               f"{st['used']} used, {st['unused_s']:.1f} worker-s unused")
+        if (st := pool.stats).speculated:
+            r.progress.message(f"speculation: {st.speculated} simulations run ahead on idle workers, "
+                               f"{st.used} used, {st.unused_s:.1f} worker-s unused")
         return r._stop_reason() or "no_new_offspring"
 
     # ----------------------------------------------------------------------------------------
@@ -338,11 +338,10 @@ class SteadyLoop:
         r._checkpoint()
         r.progress.update(self.told, record)
 
-    def _speculation(self) -> dict[str, float]:
-        """The run's speculation so far: earlier sessions' and this one's (its unused time is known when
-        the pool closes)."""
-        now = self.pool.stats if self.pool is not None else {}
-        return {k: round(v + now.get(k, 0), 3) for k, v in self.speculated.items()}
+    def _speculation(self) -> dict[str, Any]:
+        """The run's speculation so far, earlier sessions' and this one's (its unused time is known when
+        the pool closes), as summary.json holds it (the checkpoint too: a plain dict, `runlog.Checkpoint`)."""
+        return (self.speculated + (self.pool.stats if self.pool is not None else Speculation())).to_json()
 
     def _last_record(self, pool: TaskPool) -> None:
         """At the search's end: the round out folded in, resampling until stable, the last record."""

@@ -8,14 +8,17 @@ import contextlib
 import io
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from paretosched.search import optimise as optimise_module, steady as steady_module
+from paretosched.search.blocks import Speculation
 from paretosched.search.cache import Cache
 from paretosched.search.evaluate import Engine
+from paretosched.search.summary import read_summary
 
 from conftest import run_quiet, stable_rows, summary, write_study
 from test_steady_replay import NOISY, _virtual_run, _VirtualEngine, _VirtualPool
@@ -29,10 +32,10 @@ def _steady(lag: int, **extra: Any) -> dict[str, Any]:
 def test_speculation_never_changes_the_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, lag: int,
                                            seed: int) -> None:
     on = _virtual_run(tmp_path, monkeypatch, "on", n, budget={"generations": 5}, seed=seed, **_steady(lag))
-    used = sum(s["used"] for s in _VirtualPool.stats)
+    used = sum(s.used for s in _VirtualPool.stats)
     off = _virtual_run(tmp_path, monkeypatch, "off", n, budget={"generations": 5}, seed=seed,
                        parallel={"speculate": False}, **_steady(lag))
-    assert sum(s["speculated"] for s in _VirtualPool.stats) == 0  # off is off
+    assert sum(s.speculated for s in _VirtualPool.stats) == 0  # off is off
     assert used > 0  # speculations were used in the run compared
     assert stable_rows(on) == stable_rows(off)
     assert summary(on)["generations"] == summary(off)["generations"]
@@ -83,9 +86,9 @@ def test_a_speculation_takes_only_an_idle_worker_with_nothing_queued(monkeypatch
         pool.submit_all([("a", _cfg(0.1), 1), ("b", _cfg(0.2), 1), ("c", _cfg(0.3), 1)])
         assert [t for t, _ in pool.wait()] == ["a"]  # a and b ran, c queued: nothing speculated
         assert [t for t, _ in pool.wait()] == ["b"]  # b and c ran: no worker idle
-        assert pool.stats["speculated"] == 0
+        assert pool.stats.speculated == 0
         assert [t for t, _ in pool.wait()] == ["c"]  # c ran alone: the idle worker took one
-        assert pool.stats["speculated"] == 1 and len(pool._running) + len(pool._kept) == 1
+        assert pool.stats.speculated == 1 and len(pool._running) + len(pool._kept) == 1
 
 
 def test_a_task_speculated_completes_from_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,14 +97,14 @@ def test_a_task_speculated_completes_from_it(monkeypatch: pytest.MonkeyPatch) ->
         pool.speculate([(_cfg(0.5), 7), (_cfg(0.6), 7)])
         pool.submit("a", _cfg(0.1), 1)
         pool.wait()
-        assert pool.stats["speculated"] == 2
+        assert pool.stats.speculated == 2
         done, running = list(pool._kept), list(pool._running)
         pool.submit("s", _cfg(0.5), 7)
         pool.submit("t", _cfg(0.6), 7)
         got = dict(pool.wait())
         while len(got) < 2:
             got.update(pool.wait())
-        assert pool.stats["used"] == 2 and not pool._kept and not pool._running
+        assert pool.stats.used == 2 and not pool._kept and not pool._running
         for tag, freq in (("s", 0.5), ("t", 0.6)):  # simulated by this run: logged as such, with its time
             assert not got[tag].cached and got[tag].wall_s > 0
             assert got[tag].metrics == engine.evaluate([(_cfg(freq), 7)])[0].metrics
@@ -121,7 +124,7 @@ def test_a_serial_pool_never_speculates() -> None:
     with Engine("paretosched.search.analytic:evaluate", 1, cache=Cache(None)) as engine, engine.pool() as pool:
         pool.speculate([(_cfg(0.5), 7)])
         pool.submit("a", _cfg(0.1), 1)
-        assert [t for t, _ in pool.wait()] == ["a"] and pool.stats["speculated"] == 0
+        assert [t for t, _ in pool.wait()] == ["a"] and pool.stats.speculated == 0
 
 
 def _sleepy(cfg: dict[str, Any], seed: int) -> dict[str, float]:
@@ -173,12 +176,12 @@ def test_speculation_on_loky_and_dask_workers_gives_the_serial_log(tmp_path: Pat
 
     from paretosched.search.evaluate import TaskPool
 
-    stats: list[dict[str, float]] = []
+    stats: list[Speculation] = []
     real_exit = TaskPool.__exit__
 
     def recorded(self: TaskPool, *exc: Any) -> None:
         real_exit(self, *exc)
-        stats.append(dict(self.stats))
+        stats.append(replace(self.stats))
 
     monkeypatch.setattr(TaskPool, "__exit__", recorded)
     study = write_study(tmp_path, budget={"generations": 4}, **_steady(4))
@@ -186,7 +189,7 @@ def test_speculation_on_loky_and_dask_workers_gives_the_serial_log(tmp_path: Pat
     loky = run_quiet(study, tmp_path / "loky", workers=2)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         dist = run_quiet(study, tmp_path / "dask", dask=cluster.scheduler_address)
-    assert stats[0]["speculated"] == 0 and stats[1]["speculated"] > 0 and stats[2]["speculated"] > 0
+    assert stats[0].speculated == 0 and stats[1].speculated > 0 and stats[2].speculated > 0
     assert stable_rows(local) == stable_rows(loky) == stable_rows(dist)
 
 
@@ -206,10 +209,10 @@ def test_a_speculation_that_raises_is_forgotten(tmp_path: Path) -> None:
             pool.submit("x", {"x": len(got)}, 3)
             got.update(pool.wait())
         assert got["a"].metrics == {"energy_kwh": 1.0, "mean_bsld": 1.0}
-        assert pool.stats["speculated"] == 2 and list(pool._kept) != []  # ({}, 2) kept, the other forgotten
+        assert pool.stats.speculated == 2 and list(pool._kept) != []  # ({}, 2) kept, the other forgotten
         pool.submit("b", {}, 2)
         assert [(t, r.metrics) for t, r in pool.wait()] == [("b", {"energy_kwh": 2.0, "mean_bsld": 1.0})]
-        assert pool.stats["used"] == 1
+        assert pool.stats.used == 1
         pool.submit("boom", {"boom": True}, 1)  # asked for: it fails as it would have without speculation
         with pytest.raises(SystemExit, match="gave up"):
             pool.wait()
@@ -228,8 +231,8 @@ def test_a_speculation_cut_at_the_close_counts_as_unused(tmp_path: Path) -> None
             seen = time.perf_counter()  # the speculation started before this
             time.sleep(0.3)
             ran = time.perf_counter() - seen  # and ran at least this long before the close
-    assert pool.stats["speculated"] == 1 and pool.stats["used"] == 0
-    assert pool.stats["unused_s"] >= ran >= 0.3  # a lower bound, whatever the machine's load
+    assert pool.stats.speculated == 1 and pool.stats.used == 0
+    assert pool.stats.unused_s >= ran >= 0.3  # a lower bound, whatever the machine's load
 
 
 def test_the_summary_says_what_speculation_cost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -237,12 +240,13 @@ def test_the_summary_says_what_speculation_cost(tmp_path: Path, monkeypatch: pyt
     n_simulations, which counts the used ones only (they are the log's rows)."""
     on = _virtual_run(tmp_path, monkeypatch, "on", 16, budget={"generations": 5}, **_steady(32))
     st = _VirtualPool.stats[0]
-    assert 0 < st["used"] < st["speculated"] and st["unused_s"] > 0
-    assert summary(on)["speculation"] == {"speculated": st["speculated"], "used": st["used"],
-                                          "unused_s": round(st["unused_s"], 3)}
+    assert 0 < st.used < st.speculated and st.unused_s > 0
+    assert summary(on)["speculation"] == {"speculated": st.speculated, "used": st.used,
+                                          "unused_s": round(st.unused_s, 3)}
     off = _virtual_run(tmp_path, monkeypatch, "off", 16, budget={"generations": 5}, parallel={"speculate": False},
                        **_steady(32))
     assert summary(off)["speculation"] == {"speculated": 0, "used": 0, "unused_s": 0.0}
+    assert read_summary(on).speculation == replace(st, unused_s=round(st.unused_s, 3))  # read back typed
     assert summary(on)["n_simulations"] == summary(off)["n_simulations"]
 
 
