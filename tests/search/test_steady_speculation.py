@@ -17,11 +17,11 @@ import pytest
 from paretosched.search import optimise as optimise_module, steady as steady_module
 from paretosched.search.blocks import Speculation
 from paretosched.search.cache import Cache
-from paretosched.search.evaluate import Engine
+from paretosched.search.evaluate import Engine, TaskPool
 from paretosched.search.summary import read_summary
 
 from conftest import run_quiet, stable_rows, summary, write_study
-from test_steady_replay import NOISY, _virtual_run, _VirtualEngine, _VirtualPool
+from test_steady_replay import NOISY, _virtual_run, _VirtualEngine, _VirtualPool, duration
 
 
 def _steady(lag: int, **extra: Any) -> dict[str, Any]:
@@ -174,8 +174,6 @@ def test_speculation_on_loky_and_dask_workers_gives_the_serial_log(tmp_path: Pat
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from dask.distributed import LocalCluster
 
-    from paretosched.search.evaluate import TaskPool
-
     stats: list[Speculation] = []
     real_exit = TaskPool.__exit__
 
@@ -265,3 +263,31 @@ def test_the_cost_line_says_speculation_may_run_more(tmp_path: Path) -> None:
     assert "speculation" not in cost(4, parallel={"speculate": False})
     assert "speculation" not in cost(4, algorithm={"pop_size": 12})  # generational
     assert "speculation" not in cost(4, resampling=None)  # nothing to speculate
+
+
+def evaluate_failing(cfg: dict[str, Any], seed: int) -> dict[str, float]:
+    """`analytic.evaluate_noisy`, failing on about one (config, seed) in six (fixed by both)."""
+    from paretosched.search.analytic import evaluate_noisy
+
+    if duration(cfg, seed) < 0.2:
+        raise ValueError("simulated failure")
+    return evaluate_noisy(cfg, seed)
+
+
+def test_a_failed_speculation_gives_the_failure_the_log_would_hold(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARETOSCHED_EVALUATORS", "test_steady_speculation:*")
+    failed_used = []
+    real = TaskPool.submit_all
+
+    def submit_all(self: TaskPool, tasks: list[Any], first: bool = False) -> None:
+        keys = [self.engine._key(cfg, seed, self._digests) for _, cfg, seed in tasks]
+        failed_used.extend(k for k in keys if k in self._kept and self._kept[k].status == "failed")
+        real(self, tasks, first)
+
+    monkeypatch.setattr(TaskPool, "submit_all", submit_all)
+    kw = dict(budget={"generations": 10}, **{**_steady(32), "evaluator": "test_steady_speculation:evaluate_failing"})
+    on = _virtual_run(tmp_path, monkeypatch, "on", 16, **kw)
+    assert failed_used  # a speculation that failed completed a task
+    off = _virtual_run(tmp_path, monkeypatch, "off", 16, parallel={"speculate": False}, **kw)
+    assert stable_rows(on) == stable_rows(off)
