@@ -311,6 +311,8 @@ class TaskPool:
         return set(cf.wait(list(self._futures), return_when=cf.FIRST_COMPLETED).done)
 
     def _outcome(self, fut: Any) -> tuple[Any, ...]:
+        """A finished task's `run_one` outcome (with `_start` and `_finished`, what the replay tests'
+        virtual pool replaces)."""
         return fut.result()
 
     def _spared(self, fut: Any) -> tuple[Any, ...] | None:
