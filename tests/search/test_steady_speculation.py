@@ -69,6 +69,9 @@ def test_a_run_killed_while_speculating_resumes_exactly(tmp_path: Path, monkeypa
         resumed = optimise_module.optimise(str(study), out=str(tmp_path / "killed"), resume=True, quiet=True)
     assert stable_rows(resumed) == stable_rows(whole)
     assert summary(resumed)["generations"] == summary(whole)["generations"]
+    # summary.json's counts: the killed session's up to its last checkpoint, plus the resumed one's
+    _, killed, again = _VirtualPool.stats
+    assert again.speculated < summary(resumed)["speculation"]["speculated"] <= killed.speculated + again.speculated
 
 
 def _engine(n: int) -> Engine:
