@@ -20,7 +20,7 @@ submitted completes at once from one done, or joins one running; those still run
 resampling at the end is done are stopped. A candidate the log never simulated lasts the mean of
 its config's logged simulations. Efficiency counts useful worker-time only (the log's
 simulations); `unused s` is the worker-time of speculations never used; `bound` replays perfect
-speculation (`oracle`); idle worker-time is broken down by phase of the search.
+speculation (`oracle`: a reference, not a strict bound); idle worker-time is broken down by phase of the search.
 """
 
 from __future__ import annotations
@@ -192,7 +192,8 @@ _STUDIES: dict[Path, Any] = {}
 
 def oracle(run: SteadyLog) -> SteadyLog:
     """The run with perfect speculation's candidates: each round's are the tasks of every later round,
-    in order (an upper bound on what speculation can do, never a schedule the search could know)."""
+    in order (what speculation would do knowing the future; not a strict upper bound: list scheduling
+    is not monotone, so the run's own candidates, in another order, can come out a little above it)."""
     seq = [run.rounds[g] for g in sorted(run.rounds)] + run.tail
     later = [[t for r in seq[k + 1:] for t in r.tasks] for k in range(len(seq))]
     rounds = {g: Round(run.rounds[g].tasks, later[k]) for k, g in enumerate(sorted(run.rounds))}

@@ -205,3 +205,26 @@ class Resampling(_Record):
             return None
         m, s, t = as_int(d.get("max_seeds")), as_int(d.get("step")), d.get("tolerance")
         return cls(m, s, t) if m is not None and s is not None and is_num(t) else None
+
+
+@dataclass
+class Speculation(_Record):
+    """summary.json's `speculation` (schedule steady; TaskPool.speculate): the simulations idle workers
+    ran ahead, those a task then took (logged as simulations of the run), and the worker-seconds of
+    the others, spent for nothing."""
+
+    speculated: int = 0
+    used: int = 0
+    unused_s: float = 0.0
+
+    def __add__(self, other: Speculation) -> Speculation:
+        return Speculation(self.speculated + other.speculated, self.used + other.used,
+                           round(self.unused_s + other.unused_s, 3))
+
+    @classmethod
+    def from_json(cls, d: Any) -> Speculation | None:
+        """None when absent (another schedule, or a run from before it); a count of the wrong type reads 0."""
+        if not isinstance(d, dict):
+            return None
+        unused = d.get("unused_s")
+        return cls(as_int(d.get("speculated")) or 0, as_int(d.get("used")) or 0, unused if is_num(unused) else 0.0)

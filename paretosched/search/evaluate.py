@@ -19,6 +19,7 @@ from collections import Counter, deque
 from typing import Any, Callable, Hashable, Iterator
 
 from paretosched.errors import UserError
+from paretosched.search.blocks import Speculation
 from paretosched.search.cache import Cache, cache_key, input_digest
 from paretosched.search.guards import evaluator_id, require_evaluator
 from paretosched.search.runlog import SeedResult
@@ -197,8 +198,9 @@ class TaskPool:
         self._ahead: deque[tuple[str, dict[str, Any], int]] = deque()  # speculation's candidates, best first
         self._seen: set[str] = set()  # keys submitted or speculated: never speculated (again)
         self._running: dict[str, Any] = {}  # speculations running, by key
+        self._since: dict[str, float] = {}  # when each started (its worker-time, if cut at the close)
         self._kept: dict[str, SeedResult] = {}  # and those done, not yet asked for
-        self.stats = {"speculated": 0, "used": 0, "unused_s": 0.0}
+        self.stats = Speculation()
         if engine._client is not None:
             self._slots = max(1, sum(engine._client.nthreads().values()))
         elif engine.workers > 1:
@@ -213,7 +215,9 @@ class TaskPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.stats["unused_s"] += sum(r.wall_s for r in self._kept.values())
+        now = time.perf_counter()
+        self.stats.unused_s += sum(r.wall_s for r in self._kept.values()) + \
+            sum(now - self._since[key] for key in self._running)  # cut now: spent for nothing
         # loky cannot cancel a running task: its workers are killed, so no speculation outlives the pool
         killed = self._executor is not None and (exc[0] is not None or bool(self._running))
         if not killed:  # loky's kill fails its futures itself, and a cancelled one breaks it (and the exit)
@@ -246,10 +250,10 @@ class TaskPool:
             self._seen.add(key)
             if key in self._kept:  # speculated: simulated by this run, so logged as such (not cached)
                 self._done.append((tag, self._kept.pop(key)))
-                self.stats["used"] += 1
+                self.stats.used += 1
             elif key in self._running:  # speculation running: the task is that one
                 self._futures[self._running.pop(key)] = (tag, key, seed)
-                self.stats["used"] += 1
+                self.stats.used += 1
             elif (hit := self.engine.cache.get(key)) is not None:
                 self._done.append((tag, SeedResult(int(seed), "ok", hit, None, 0.0, True)))
             else:
@@ -287,8 +291,8 @@ class TaskPool:
                 continue
             self._seen.add(key)
             fut = self._start(cfg, seed)
-            self._futures[fut], self._running[key] = (_AHEAD, key, seed), fut
-            self.stats["speculated"] += 1
+            self._futures[fut], self._running[key], self._since[key] = (_AHEAD, key, seed), fut, time.perf_counter()
+            self.stats.speculated += 1
 
     def _start(self, cfg: dict[str, Any], seed: int) -> Any:
         """A running task's future."""
@@ -307,7 +311,21 @@ class TaskPool:
         return set(cf.wait(list(self._futures), return_when=cf.FIRST_COMPLETED).done)
 
     def _outcome(self, fut: Any) -> tuple[Any, ...]:
+        """A finished task's `run_one` outcome (with `_start` and `_finished`, what the replay tests'
+        virtual pool replaces)."""
         return fut.result()
+
+    def _spared(self, fut: Any) -> tuple[Any, ...] | None:
+        """A speculation's outcome; None when its future raised (what `run_one` cannot catch: a lost
+        worker, a SystemExit). Why not raise: its task may never be asked for, and a run must not die
+        of speculation; forgotten (and never speculated again), the task runs when asked for and
+        fails then, as it would have without speculation."""
+        try:
+            return self._outcome(fut)
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - see above
+            return None
 
     def wait(self) -> list[tuple[Hashable, SeedResult]]:
         """Completed tasks (at least one, blocking until then; [] when nothing is submitted)."""
@@ -321,12 +339,12 @@ class TaskPool:
             # several at once: in submission order, so a serial replay of the same completions matches
             for fut in [f for f in self._futures if f in finished]:
                 tag, key, seed = self._futures.pop(fut)
-                result = self.engine._settle(key, seed, self._outcome(fut))
-                if tag is _AHEAD:
-                    del self._running[key]
-                    self._kept[key] = result
-                else:
-                    self._done.append((tag, result))
+                if tag is not _AHEAD:
+                    self._done.append((tag, self.engine._settle(key, seed, self._outcome(fut))))
+                    continue
+                del self._running[key]
+                if (outcome := self._spared(fut)) is not None:
+                    self._kept[key] = self.engine._settle(key, seed, outcome)
             self._feed()  # the freed workers' next tasks, before the caller looks at the results
         out, self._done = self._done, []
         return out

@@ -118,6 +118,8 @@ def check_cost(study: Any, src: str) -> str:
             top = total + last * extra if study.budget.evaluations is not None else total + full * extra
             limit = f"{total} to {top} simulations"
         more = f" (resampling: genomes near the front up to {spec.max_seeds} seeds)"
+        if _speculates(study):  # CPU the count above leaves out: say it where the cost is read
+            more += " (speculation: idle workers also run seeds resampling may ask for, some never used)"
     k, share = _screening_runs(study)
     if k:  # inside an evaluations budget, each counted as its share
         more += f" (screening: {k} x the offspring of each generation also run on the first {share:.0%} of the jobs)"
@@ -126,6 +128,12 @@ def check_cost(study: Any, src: str) -> str:
                if rc else "")
     return (f"cost: {limit} ({n_seeds} seed(s) per evaluation, {per_gen} per generation){more}{wall}"
             + (f", plus {n_base} for {len(study.baselines)} baseline(s)" if n_base else "") + recheck)
+
+
+def _speculates(study: Any) -> bool:
+    """Whether the steady schedule's idle workers may run simulations ahead (TaskPool.speculate)."""
+    par = study.parallel
+    return study.algorithm.schedule == "steady" and par.speculate and (par.workers > 1 or par.backend == "dask")
 
 
 def announce(text: str) -> None:

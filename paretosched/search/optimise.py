@@ -17,7 +17,7 @@ from pymoo.core.population import Population
 
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
-from paretosched.search.blocks import BaselineResult, RecheckBlock, Resampling
+from paretosched.search.blocks import BaselineResult, RecheckBlock, Resampling, Speculation
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine, require_backend
 from paretosched.search.files import atomic_write_text, write_json
@@ -401,6 +401,7 @@ class SearchRun:
             front=front, hv=self._hv(front), baselines=baselines,
             recheck=recheck, n_resampled=self.state.n_resampled, n_screened=self.state.n_screened,
             resampling=Resampling(**self.resampler.spec.model_dump()) if self.resampler.active else None,  # type: ignore[union-attr]
+            speculation=Speculation.from_json((self.state.steady or {}).get("speculation")),
             seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
             versions={"paretosched": twin_version().split("+")[0], "twin": twin_version()},
             files={"log": LOG})

@@ -54,6 +54,7 @@ from pymoo.core.individual import Individual
 from pymoo.core.mixed import MixedVariableSampling
 from pymoo.core.population import Population
 
+from paretosched.search.blocks import Speculation
 from paretosched.search.evaluate import TaskPool
 from paretosched.search.ledger import Spec
 from paretosched.search.runlog import Generation, SeedResult
@@ -100,6 +101,9 @@ class SteadyLoop:
         self.resampled = 0  # seeds of the rounds started since the last generation record
         self.round_tasks: list[tuple[dict[str, Any], int]] = []  # the round's simulations, in order
         self.round_results: dict[int, SeedResult] = {}  # and those back, by index
+        # speculation's counts (TaskPool.stats) of the sessions before this one, for summary.json
+        self.speculated = Speculation.from_json(st.steady.get("speculation")) or Speculation()
+        self.pool: TaskPool | None = None
         run.algo.n_offsprings = 1  # ask() breeds one genome
 
     @property
@@ -125,6 +129,7 @@ class SteadyLoop:
         base = [] if r.state.baselines_done else baseline_specs(r.study, r.seeds, r.resampler.order)
         r.state.baselines_done = r.state.baselines_done or not base
         with r.engine.pool() as pool:
+            self.pool = pool
             for k, spec in enumerate(base):  # first in the pool, and logged first (tags -1, -2, ...)
                 self._submit_spec(pool, -1 - k, spec, [])
             if self.round is not None:  # resumed with a round out
@@ -148,9 +153,10 @@ class SteadyLoop:
                 return "no_new_offspring"
             self.ended = True
             self._last_record(pool)
-        if (st := pool.stats)["speculated"]:
-            r.progress.message(f"speculation: {st['speculated']} simulations run ahead on idle workers, "
-                               f"{st['used']} used, {st['unused_s']:.1f} worker-s unused")
+        r.state.steady["speculation"] = self._speculation()  # with what the close cut or left unused
+        if (st := pool.stats).speculated:
+            r.progress.message(f"speculation: {st.speculated} simulations run ahead on idle workers, "
+                               f"{st.used} used, {st.unused_s:.1f} worker-s unused")
         return r._stop_reason() or "no_new_offspring"
 
     # ----------------------------------------------------------------------------------------
@@ -326,10 +332,16 @@ class SteadyLoop:
         """Outputs and checkpoint after a generation's record (the round out saved with it)."""
         r = self.run
         r.state.population = r._population_ids()
-        r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": self.ended, "round": self.round}
+        r.state.steady = {"lag": self.lag, "queue": list(self.queue), "ended": self.ended, "round": self.round,
+                          "speculation": self._speculation()}
         r._write_outputs(final=False)
         r._checkpoint()
         r.progress.update(self.told, record)
+
+    def _speculation(self) -> dict[str, Any]:
+        """The run's speculation so far, earlier sessions' and this one's (its unused time is known when
+        the pool closes), as summary.json holds it (the checkpoint too: a plain dict, `runlog.Checkpoint`)."""
+        return (self.speculated + (self.pool.stats if self.pool is not None else Speculation())).to_json()
 
     def _last_record(self, pool: TaskPool) -> None:
         """At the search's end: the round out folded in, resampling until stable, the last record."""

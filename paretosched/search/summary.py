@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from paretosched.errors import UserError
-from paretosched.search.blocks import (BaselineResult, RecheckBlock, Resampling, as_int, as_values,
+from paretosched.search.blocks import (BaselineResult, RecheckBlock, Resampling, Speculation, as_int, as_values,
                                        baselines_from_json, is_num)
 from paretosched.search.files import read_json, write_json
 from paretosched.search.runlog import SUMMARY, Generation
@@ -25,7 +25,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "study": str, "status": str, "stop_reason": str, "objectives": list, "reference_point": dict,
     "reference_point_source": str, "generations": list, "n_evaluations": int, "n_told": int, "n_failed": int,
     "n_simulations": int, "n_cache_hits": int, "front": list, "hv": _NUMBER, "baselines": dict, "recheck": dict,
-    "n_resampled": int, "n_screened": int, "resampling": dict, "seeds": list, "elapsed_s": _NUMBER, "versions": dict, "files": dict,
+    "n_resampled": int, "n_screened": int, "resampling": dict, "speculation": dict, "seeds": list, "elapsed_s": _NUMBER, "versions": dict, "files": dict,
     "format": int}
 
 
@@ -54,6 +54,7 @@ class Summary:
     n_resampled: int = 0
     n_screened: int = 0  # screen rows (prefix screening), each `screening.prefix` of an evaluation
     resampling: Resampling | None = None
+    speculation: Speculation | None = None  # schedule steady
     seeds: list[int] = field(default_factory=list)
     elapsed_s: float = 0.0
     versions: dict[str, str] = field(default_factory=dict)
@@ -71,7 +72,8 @@ class Summary:
         return out | {"generations": [g.to_json() for g in self.generations],
                       "baselines": {n: b.to_json() for n, b in self.baselines.items()},
                       "recheck": self.recheck.to_json(),
-                      "resampling": None if self.resampling is None else self.resampling.to_json()}
+                      "resampling": None if self.resampling is None else self.resampling.to_json(),
+                      "speculation": None if self.speculation is None else self.speculation.to_json()}
 
     @classmethod
     def from_json(cls, d: dict[str, Any], where: Path) -> Summary:
@@ -84,7 +86,8 @@ class Summary:
         return cls(**values | {"generations": [g for g in generations if g is not None],
                                "baselines": baselines_from_json(values.get("baselines")),
                                "recheck": RecheckBlock.from_json(values.get("recheck")),
-                               "resampling": Resampling.from_json(values.get("resampling"))})
+                               "resampling": Resampling.from_json(values.get("resampling")),
+                               "speculation": Speculation.from_json(values.get("speculation"))})
 
 
 def generation_from_json(d: Any) -> Generation | None:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from paretosched.search import evaluate, optimise as optimise_module, steady as steady_module
+from paretosched.search.blocks import Speculation
 from paretosched.search.evaluate import Engine, TaskPool
 from paretosched.search.space import canonical
 
@@ -48,7 +49,7 @@ class _VirtualPool(TaskPool):
     ends: list[float] = []
     busy_s = 0.0  # worker-time of the simulations whose results were used
     unused_s = 0.0  # and of speculations never used (cut when the pool closes)
-    stats: list[dict[str, float]] = []  # each pool's TaskPool.stats
+    stats: list[Speculation] = []  # each pool's TaskPool.stats
 
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)
@@ -111,7 +112,7 @@ def test_the_replay_gives_the_makespan_the_run_had(tmp_path: Path, monkeypatch: 
     busy = we.steady_busy(parts) - sum(parts.recheck)
     assert busy == pytest.approx(_VirtualPool.busy_s, rel=1e-12)  # every simulation the pool ran is replayed
     assert replay.unused_s == pytest.approx(_VirtualPool.unused_s, rel=1e-12, abs=1e-12)
-    assert _VirtualPool.stats[0]["used"] > 0  # speculations ran and were used (at n = 8, some not: unused_s > 0)
+    assert _VirtualPool.stats[0].used > 0  # speculations ran and were used (at n = 8, some not: unused_s > 0)
     assert _VirtualPool.unused_s > 0 or n < 8
 
 
