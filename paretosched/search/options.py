@@ -1,17 +1,19 @@
-"""The search levers' keys of a study (docs/search.md): dynamic resampling and offspring screening.
+"""A study's option sections (docs/search.md): the budget, the algorithm, the workers, and the
+search levers (dynamic resampling, offspring screening, focus).
 
-Kept apart from study.py so that the modules that act on them (resample.py, screening.py,
-fidelity.py) can import their settings without importing the whole study.
+Kept apart from study.py (the study as a whole: objectives, seeds, base config, baselines) so
+that the modules that act on them (problem.py, resample.py, screening.py, fidelity.py) can import
+their settings without importing the whole study.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_serializer, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from paretosched.search.genes import StrictModel
-from paretosched.search.guards import MAX_SEEDS
+from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS
 
 # the keys that belong to the other screening strategy
 _OTHER_KEYS = {"forest": ("prefix",), "prefix": ("explore", "min_log", "trees")}
@@ -62,3 +64,69 @@ class FocusSpec(StrictModel):
 
     baseline: str = Field(description="the study baseline (a key of `baselines`): the genomes that beat it on every "
                           "objective come first in NSGA-II's selection (docs/search.md)")
+
+
+class Budget(StrictModel):
+    """Stop at the first limit reached. Evaluations count genomes told to the algorithm."""
+
+    evaluations: int | None = Field(None, ge=1)
+    generations: int | None = Field(None, ge=1)
+    wall_time_s: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> Budget:
+        if self.evaluations is None and self.generations is None and self.wall_time_s is None:
+            raise ValueError("give at least one of evaluations, generations, wall_time_s")
+        return self
+
+
+class Crossover(StrictModel):
+    prob: float = Field(0.9, ge=0, le=1, description="probability that a pair is recombined (SBX/UX)")
+    eta: float = Field(15.0, gt=0, description="SBX distribution index (real and integer genes)")
+
+
+class Mutation(StrictModel):
+    prob: float = Field(0.9, ge=0, le=1, description="probability that an offspring is mutated")
+    eta: float = Field(20.0, gt=0, description="polynomial-mutation distribution index")
+    prob_var: float | None = Field(None, gt=0, le=1, description="per-gene probability; null = pymoo's default")
+
+
+class AlgorithmSpec(StrictModel):
+    """NSGA-II (NSGA-III automatically for 3+ objectives) settings."""
+
+    pop_size: int = Field(40, ge=4, le=MAX_POP_SIZE)
+    n_offsprings: int | None = Field(None, ge=1, le=MAX_POP_SIZE, description="offspring per generation; null = pop_size")
+    crossover: Crossover = Field(default_factory=Crossover)
+    mutation: Mutation = Field(default_factory=Mutation)
+    start_from: list[Literal["base", "baselines"]] = Field(
+        default_factory=list, description="configs whose genomes open generation 0 (when the genes can hold their "
+        "values): the study's base, its baselines")
+
+    schedule: Literal["generational", "steady"] = Field(
+        "generational", description="generational: evaluate a generation, then survival; steady: tell results in "
+        "index order and breed one offspring per result, so workers never wait for a generation (docs/search.md)")
+    lag: int | None = Field(None, ge=1, le=MAX_POP_SIZE, description="schedule steady: offspring j is bred once "
+                            "results 0 .. j-lag-1 are told; null = 2 x parallel.workers")
+
+    @field_validator("start_from")
+    @classmethod
+    def _once_each(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("name base and baselines once each")
+        return v
+
+    @model_validator(mode="after")
+    def _steady_keys(self) -> AlgorithmSpec:
+        if self.schedule == "generational" and self.lag is not None:
+            raise ValueError("lag: only with schedule: steady")
+        if self.schedule == "steady" and self.n_offsprings is not None:
+            raise ValueError("n_offsprings: schedule: steady breeds one offspring per result told; leave it out")
+        return self
+
+
+class ParallelSpec(StrictModel):
+    workers: int = Field(1, ge=1, le=MAX_WORKERS)
+    backend: Literal["local", "dask"] = "local"
+    address: str | None = Field(None, description="Dask scheduler address (backend dask)")
+    speculate: bool = Field(True, description="schedule steady: idle workers run seeds resampling is likely to ask "
+                            "for next (results unchanged; docs/search.md)")

@@ -38,7 +38,7 @@ from pymoo.problems.static import StaticProblem
 from pymoo.util.ref_dirs import get_reference_directions
 
 from paretosched.search.space import SearchSpace
-from paretosched.search.study import AlgorithmSpec
+from paretosched.search.options import AlgorithmSpec
 
 # Objective values pymoo sees for a failed evaluation. Finite, because crowding distance and
 # normalisation choke on inf; irrelevant for selection since the point is infeasible.

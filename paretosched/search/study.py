@@ -19,8 +19,9 @@ from pydantic_core import PydanticCustomError
 from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
-from paretosched.search.options import FocusSpec, ResamplingSpec, ScreeningSpec
-from paretosched.search.guards import MAX_POP_SIZE, MAX_SEEDS, MAX_WORKERS, require_evaluator
+from paretosched.search.options import (AlgorithmSpec, Budget, FocusSpec, ParallelSpec, ResamplingSpec,
+                                        ScreeningSpec)
+from paretosched.search.guards import MAX_SEEDS, require_evaluator
 from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
 from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
@@ -30,75 +31,6 @@ STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
 def metric_names() -> tuple[str, ...]:
     """The names an objective may take: the twin's metric keys (sim/metrics.py owns the list)."""
     return METRIC_NAMES
-
-
-# ---------------------------------------------------------------------------------------------
-# the other sections
-
-class Budget(_Strict):
-    """Stop at the first limit reached. Evaluations count genomes told to the algorithm."""
-
-    evaluations: int | None = Field(None, ge=1)
-    generations: int | None = Field(None, ge=1)
-    wall_time_s: float | None = Field(None, gt=0)
-
-    @model_validator(mode="after")
-    def _some_limit(self) -> Budget:
-        if self.evaluations is None and self.generations is None and self.wall_time_s is None:
-            raise ValueError("give at least one of evaluations, generations, wall_time_s")
-        return self
-
-
-class Crossover(_Strict):
-    prob: float = Field(0.9, ge=0, le=1, description="probability that a pair is recombined (SBX/UX)")
-    eta: float = Field(15.0, gt=0, description="SBX distribution index (real and integer genes)")
-
-
-class Mutation(_Strict):
-    prob: float = Field(0.9, ge=0, le=1, description="probability that an offspring is mutated")
-    eta: float = Field(20.0, gt=0, description="polynomial-mutation distribution index")
-    prob_var: float | None = Field(None, gt=0, le=1, description="per-gene probability; null = pymoo's default")
-
-
-class AlgorithmSpec(_Strict):
-    """NSGA-II (NSGA-III automatically for 3+ objectives) settings."""
-
-    pop_size: int = Field(40, ge=4, le=MAX_POP_SIZE)
-    n_offsprings: int | None = Field(None, ge=1, le=MAX_POP_SIZE, description="offspring per generation; null = pop_size")
-    crossover: Crossover = Field(default_factory=Crossover)
-    mutation: Mutation = Field(default_factory=Mutation)
-    start_from: list[Literal["base", "baselines"]] = Field(
-        default_factory=list, description="configs whose genomes open generation 0 (when the genes can hold their "
-        "values): the study's base, its baselines")
-
-    schedule: Literal["generational", "steady"] = Field(
-        "generational", description="generational: evaluate a generation, then survival; steady: tell results in "
-        "index order and breed one offspring per result, so workers never wait for a generation (docs/search.md)")
-    lag: int | None = Field(None, ge=1, le=MAX_POP_SIZE, description="schedule steady: offspring j is bred once "
-                            "results 0 .. j-lag-1 are told; null = 2 x parallel.workers")
-
-    @field_validator("start_from")
-    @classmethod
-    def _once_each(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError("name base and baselines once each")
-        return v
-
-    @model_validator(mode="after")
-    def _steady_keys(self) -> AlgorithmSpec:
-        if self.schedule == "generational" and self.lag is not None:
-            raise ValueError("lag: only with schedule: steady")
-        if self.schedule == "steady" and self.n_offsprings is not None:
-            raise ValueError("n_offsprings: schedule: steady breeds one offspring per result told; leave it out")
-        return self
-
-
-class ParallelSpec(_Strict):
-    workers: int = Field(1, ge=1, le=MAX_WORKERS)
-    backend: Literal["local", "dask"] = "local"
-    address: str | None = Field(None, description="Dask scheduler address (backend dask)")
-    speculate: bool = Field(True, description="schedule steady: idle workers run seeds resampling is likely to ask "
-                            "for next (results unchanged; docs/search.md)")
 
 
 _OBJECTIVE_FORMS = "an objective is a metric name, {min: <metric>} or {max: <metric>}"

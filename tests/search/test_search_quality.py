@@ -13,7 +13,8 @@ from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
 from paretosched.search.analytic import true_hypervolume
 from paretosched.search.problem import build_algorithm
 from paretosched.search.space import SearchSpace
-from paretosched.search.study import AlgorithmSpec, load_study
+from paretosched.search.options import AlgorithmSpec
+from paretosched.search.study import load_study
 
 from conftest import run_quiet, summary, write_study
 

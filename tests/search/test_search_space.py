@@ -13,7 +13,8 @@ from paretosched.config import config_from_dict
 from paretosched.search.analytic import study_dict
 from paretosched.search.problem import build_algorithm
 from paretosched.search.space import SearchSpace
-from paretosched.search.study import AlgorithmSpec, load_study
+from paretosched.search.options import AlgorithmSpec
+from paretosched.search.study import load_study
 
 import yaml
 import pytest
