@@ -206,8 +206,12 @@ def test_a_speculation_that_raises_is_forgotten(tmp_path: Path) -> None:
         pool.speculate([({"boom": True}, 1), ({}, 2)])
         pool.submit("a", {}, 1)
         got = dict(pool.wait())
-        while pool._running:  # both speculations end (the one that raised among them)
-            pool.submit("x", {"x": len(got)}, 3)
+        # until both speculations have started and ended (the one that raised among them): which
+        # ends first is the workers' timing, so the second may start only after a later wait
+        for k in range(200):
+            if pool.stats.speculated == 2 and not pool._running:
+                break
+            pool.submit(f"x{k}", {"x": k}, 3)
             got.update(pool.wait())
         assert got["a"].metrics == {"energy_kwh": 1.0, "mean_bsld": 1.0}
         assert pool.stats.speculated == 2 and list(pool._kept) != []  # ({}, 2) kept, the other forgotten
