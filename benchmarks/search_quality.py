@@ -17,8 +17,11 @@ selection, pymoo's defaults), and paretosched's default (`optimise` on the study
 option set). Then a one-sided Mann-Whitney U test of paretosched's default against each peer.
 
 Problems: `classic` (gaia; SDSC-BLUE job lines 10,000-10,999; policies, EASY, switch-off, DVFS,
-bandwidth cap) and `rl` (gaia-mini, HPC2N job lines 2,400-2,999; 16 genes: learner, learning rate,
-discount, width, depth, episodes, observation, reward weight and timing, action subset, EASY, levers).
+bandwidth cap), `rl` (gaia-mini, HPC2N job lines 2,400-2,999; 16 genes: learner, learning rate,
+discount, width, depth, episodes, observation, reward weight and timing, action subset, EASY, levers)
+and `slurm` (gaia; SDSC-BLUE job lines 10,000-10,499; the slurm quickstart's 10 slurm.conf genes:
+priority weights, backfill test list and interval, node order, power saving, CpuFreqDef; against
+Slurm's defaults).
 
     python benchmarks/search_quality.py --problem classic --budget 200 --reps 10 --json out.json
     python benchmarks/search_quality.py --problem rl --budget 200 --reps 3
@@ -87,6 +90,19 @@ RL_GENES = {
     "scheduler.power_off_idle_s": {"type": "choice", "values": [None, 60.0, 600.0, 3600.0, 14400.0]},
     "scheduler.freq": {"type": "float", "low": 0.5, "high": 1.0},
 }
+# the slurm quickstart's genome (studies/slurm-quickstart.yaml): every gene a slurm.conf parameter
+SLURM_GENES = {
+    "scheduler.priority_weight_age": {"type": "choice", "values": [0, 1000, 10000]},
+    "scheduler.priority_weight_job_size": {"type": "choice", "values": [0, 1000, 10000]},
+    "scheduler.priority_favor_small": {"type": "bool"},
+    "scheduler.priority_weight_fairshare": {"type": "choice", "values": [0, 1000, 10000]},
+    "scheduler.bf_max_job_test": {"type": "choice", "values": [10, 50, 100]},
+    "scheduler.bf_interval_s": {"type": "choice", "values": [10, 30, 120]},
+    "scheduler.node_order": {"type": "choice", "values": ["platform", "fastest_first", "lowest_power_first", "efficiency_first"]},
+    "scheduler.suspend_time_s": {"type": "choice", "values": [None, 120, 600, 1800]},
+    "scheduler.suspend_rate": {"type": "choice", "values": [0, 5, 60]},
+    "scheduler.cpu_freq_def": {"type": "choice", "values": ["Performance", "PowerSave"]},
+}
 PROBLEMS: dict[str, dict[str, Any]] = {
     "classic": {"trace": str(SHARED / "SDSC-BLUE-2000-4.2-cln.swf.gz"), "first_job": 10000, "n_jobs": 1000,
                 "platform": "gaia", "mode": "hdeeprm", "genes": CLASSIC_GENES, "recheck": 4,
@@ -98,6 +114,13 @@ PROBLEMS: dict[str, dict[str, Any]] = {
            "mode": "trace", "genes": RL_GENES, "recheck": 4,
            "scheduler": {"kind": "rl", "reward": "energy_slowdown", "train_window_count": 3, "episodes": 3},
            "production": {"scheduler": {"actions": ["first-high_gflops"], "backfilling": "easy", "episodes": 0}}},
+    # the classic problem's platform and first half-window, the Slurm genome; production = Slurm's
+    # own defaults (multifactor weights 0, i.e. submit order, sched/backfill), what a site runs
+    # before tuning. gaia's blades boot in 150 s, past Slurm's default ResumeTimeout of 60 s.
+    "slurm": {"trace": str(SHARED / "SDSC-BLUE-2000-4.2-cln.swf.gz"), "first_job": 10000, "n_jobs": 500,
+              "platform": "gaia", "mode": "hdeeprm", "genes": SLURM_GENES, "recheck": 4,
+              "scheduler": {"kind": "slurm", "resume_timeout_s": 300},
+              "production": {"scheduler": {"kind": "slurm", "resume_timeout_s": 300}}},
 }
 
 

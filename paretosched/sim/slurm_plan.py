@@ -30,20 +30,30 @@ class Profile:
         # built in one go (deltas, then a running sum), rows kept in buffers with spare room:
         # reservations insert breakpoints, and np.insert's copies were most of a pass's cost
         cap = 2 * len(times) + 16
+        n_nodes = len(free_mem)
         self._c = np.zeros((cap, len(free_cores)), dtype=np.int64)
-        self._m = np.zeros((cap, len(free_mem)), dtype=np.float64)
+        self._m = np.zeros((cap, n_nodes), dtype=np.float64)
+        # free cores per node, kept beside the per-processor rows: what `usable_rows` asks of every
+        # job a pass tests (a processor x node product per job was most of a large window's cost)
+        self._n = np.zeros((cap, n_nodes), dtype=np.int64)
         self._c[0] = free_cores
         self._m[0] = free_mem
+        np.add.at(self._n[0], proc_node, free_cores)
         for t, cores, mem in releases:
             k = row[max(t, now)]
             for p, n in cores.items():
                 self._c[k, p] += n
+                self._n[k, proc_node[p]] += n
             for n, m in mem.items():
                 self._m[k, n] += m
         n = len(times)
         np.cumsum(self._c[:n], axis=0, out=self._c[:n])
+        np.cumsum(self._n[:n], axis=0, out=self._n[:n])
         with np.errstate(invalid="ignore"):  # inf memory stays inf
             np.cumsum(self._m[:n], axis=0, out=self._m[:n])
+        self.version = 0  # bumped by every change, so a pass can reuse what it read from an unchanged profile
+        self._usable: dict[float, tuple[int, np.ndarray]] = {}
+        self._times = (-1, np.empty(0))
         self.t: list[float] = times
 
     @property
@@ -63,21 +73,29 @@ class Profile:
         if n == len(self._c):
             self._c = np.concatenate([self._c, np.zeros_like(self._c)])
             self._m = np.concatenate([self._m, np.zeros_like(self._m)])
-        self._c[k + 2:n + 1] = self._c[k + 1:n].copy()
-        self._m[k + 2:n + 1] = self._m[k + 1:n].copy()
-        self._c[k + 1] = self._c[k]
-        self._m[k + 1] = self._m[k]
+            self._n = np.concatenate([self._n, np.zeros_like(self._n)])
+        for a in (self._c, self._m, self._n):
+            a[k + 2:n + 1] = a[k + 1:n].copy()
+            a[k + 1] = a[k]
         self.t.insert(k + 1, t)
-        return k + 1
+        return k + 1  # `add`, its only caller, bumps the version
 
     def add(self, start: float, end: float, cores: dict[int, int], mem: dict[int, float], sign: int) -> None:
         """Add (sign +1) or take (-1) cores per processor and memory per node over [start, end)."""
         a = self._split(max(start, self.t[0]))
         b = self._split(end) if end < math.inf else len(self.t)
-        for p, k in cores.items():
-            self._c[a:b, p] += sign * k
-        for n, m in mem.items():
-            self._m[a:b, n] += sign * m
+        if cores:  # one fancy-indexed update per array, not one slice per processor
+            procs = np.fromiter(cores, np.int64, len(cores))
+            counts = np.fromiter(cores.values(), np.int64, len(cores)) * sign
+            self._c[a:b, procs] += counts
+            per_node: dict[int, int] = {}
+            for n, k in zip(self.proc_node[procs].tolist(), counts.tolist()):
+                per_node[n] = per_node.get(n, 0) + k
+            self._n[a:b, list(per_node)] += np.fromiter(per_node.values(), np.int64, len(per_node))
+        if mem:
+            nodes = np.fromiter(mem, np.int64, len(mem))
+            self._m[a:b, nodes] += sign * np.fromiter(mem.values(), np.float64, len(mem))
+        self.version += 1
 
     def window(self, t: float, d: float) -> tuple[np.ndarray, np.ndarray]:
         """Cores and memory free throughout [t, t + d)."""
@@ -94,23 +112,38 @@ class Profile:
             per_node = np.minimum(per_node, np.floor(mem / mem_per_core + 1e-9))
         return float(per_node.sum()) >= size
 
-    def usable_rows(self, node_of: np.ndarray, mem_per_core: float) -> np.ndarray:
-        """Cores a job could use in each row alone, counting node memory (`node_of`: processor x node 0/1)."""
-        per_node = self.cores @ node_of
+    def times(self) -> np.ndarray:
+        """The breakpoints as an array (reused while the profile is unchanged)."""
+        if self._times[0] != self.version:
+            self._times = (self.version, np.array(self.t))
+        return self._times[1]
+
+    def usable_rows(self, mem_per_core: float) -> np.ndarray:
+        """Cores a job could use in each row alone, counting node memory; reused while the profile is unchanged."""
+        hit = self._usable.get(mem_per_core)
+        if hit is not None and hit[0] == self.version:
+            return hit[1]
+        per_node = self._n[:len(self.t)]
         if mem_per_core > 0:
             per_node = np.minimum(per_node, np.floor(self.mem / mem_per_core + 1e-9))
-        return per_node.sum(axis=1)
+        usable = per_node.sum(axis=1)
+        self._usable[mem_per_core] = (self.version, usable)
+        return usable
 
 
-def take(ranked: list[Any], cores: np.ndarray, mem: np.ndarray, size: int, mem_per_core: float) -> dict[Any, int] | None:
-    """Cores of `size` in `ranked` processor order within the free `cores`/`mem` vectors, or None."""
+def take(ranked: list[Any], cores: np.ndarray, mem: np.ndarray, size: int, mem_per_core: float,
+         order: np.ndarray | None = None) -> dict[Any, int] | None:
+    """Cores of `size` in `ranked` processor order within the free `cores`/`mem` vectors, or None
+    (`order`: the processors' indices in `ranked` order, if the caller has them)."""
+    if order is None:
+        order = np.fromiter((p.idx for p in ranked), np.int64, len(ranked))
+    avail = cores[order]
+    pos = np.flatnonzero(avail > 0)  # only processors with a free core are walked
     out: dict[Any, int] = {}
     used: dict[int, float] = {}
     need = size
-    for p in ranked:
-        k = int(cores[p.idx])
-        if k <= 0:
-            continue
+    for i, k in zip(pos.tolist(), avail[pos].tolist()):
+        p = ranked[i]
         k = min(k, need)
         if mem_per_core > 0:
             n = p.node.idx

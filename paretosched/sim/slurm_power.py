@@ -45,7 +45,10 @@ class PowerSaver:
 
     @staticmethod
     def _recent(q: deque[float], now: float) -> int:
-        while q and q[0] <= now - 60.0:
+        # `q[0] + 60 <= now`, the very sum a retry is scheduled at (`q[0] + 60 - now` from now): the
+        # form `q[0] <= now - 60` can disagree with it by a rounding, and a retry then had a zero
+        # delay and fired forever at one instant (a hang, found on a 500-job gaia window)
+        while q and q[0] + 60.0 <= now:
             q.popleft()
         return len(q)
 

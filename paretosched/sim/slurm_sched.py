@@ -111,9 +111,8 @@ class SlurmScheduler:
         self.next_backfill = 0.0
         self.wake_pending = False
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
-        self.node_of = np.zeros((len(twin.procs), len(twin.nodes)))
-        self.node_of[np.arange(len(twin.procs)), self.proc_node] = 1.0
         self._bounds: dict[tuple[int, float, float, float], float] = {}  # per pass: see `decide`
+        self._held: dict[Any, tuple[dict[int, int], dict[int, float]]] = {}  # running job -> cores, memory
         # jobs given cores on a booting node: not yet in twin.running, but their cores are taken
         self.booting: dict[Any, tuple[float, dict[int, int], dict[int, float]]] = {}
 
@@ -122,6 +121,7 @@ class SlurmScheduler:
         order = self.priority.order(twin.queue, now, twin.running, twin.done)
         prof = self._profile(twin, now)
         ranked = sorted(self.static, key=power_rank) if self.power.on else self.static
+        ranked_idx = np.fromiter((p.idx for p in ranked), np.int64, len(ranked))
         budget = self.power.resume_budget() if self.power.on else None
         # Resources only shrink during a pass, so a job of the same shape as an earlier one (cores,
         # memory per core, time limit, work) cannot start before that one could: queues of
@@ -135,12 +135,12 @@ class SlurmScheduler:
                 if tested >= self.max_test:
                     break
                 tested += 1
-            placed = self._place(prof, job, ranked, now, now if main else now + self.window)
+            placed = self._place(prof, job, ranked, ranked_idx, now, now if main else now + self.window)
             if placed is None and main:
                 if not self._backfill_now(twin):
                     break  # sched/builtin, or the next backfill cycle is not due: strict priority order
                 main, tested = False, 1
-                placed = self._place(prof, job, ranked, now, now + self.window)
+                placed = self._place(prof, job, ranked, ranked_idx, now, now + self.window)
             if placed is None:
                 continue
             t, alloc, d = placed
@@ -189,12 +189,18 @@ class SlurmScheduler:
 
     def _profile(self, twin: Any, now: float) -> Profile:
         releases = []
+        held, self._held = self._held, {}
         for job in twin.running:
-            cores: dict[int, int] = defaultdict(int)
-            mem: dict[int, float] = defaultdict(float)
-            for g in job.groups:
-                cores[g.proc.idx] += len(g.cores)
-                mem[g.proc.node.idx] += len(g.cores) * job.mem
+            got = held.get(job)
+            if got is None:  # a running job's cores do not change: counted once, when first seen running
+                cores: dict[int, int] = defaultdict(int)
+                mem: dict[int, float] = defaultdict(float)
+                for g in job.groups:
+                    cores[g.proc.idx] += len(g.cores)
+                    mem[g.proc.node.idx] += len(g.cores) * job.mem
+                got = (cores, mem)
+            self._held[job] = got
+            cores, mem = got
             # a job past its estimate still holds its cores now: it releases them just after now, never
             # in the row of what is free now (where they were given out twice: a start on busy cores)
             end = estimated_end(job, now)
@@ -211,7 +217,7 @@ class SlurmScheduler:
                     prof.add(now, until, {p.idx: len(p.free) for p in node.procs}, {}, -1)
         return prof
 
-    def _place(self, prof: Profile, job: Any, ranked: list[Any], now: float,
+    def _place(self, prof: Profile, job: Any, ranked: list[Any], ranked_idx: np.ndarray, now: float,
                horizon: float) -> tuple[float, dict[Any, int], float] | None:
         """(start, cores per processor, expected run time) at the earliest fitting time up to `horizon`."""
         d0, size, mpc = job.req_time, job.size, job.mem
@@ -221,8 +227,9 @@ class SlurmScheduler:
         if lower <= horizon:
             # what each row alone could give the job (node memory counted), for all rows at once: a
             # window [t, t + d0) fits only if every row it touches could; most candidates fail here
-            usable = prof.usable_rows(self.node_of, mpc)
-            ends = np.searchsorted(np.array(prof.t), np.array(prof.t) + d0, side="left")
+            usable = prof.usable_rows(mpc)
+            t_arr = prof.times()
+            ends = np.searchsorted(t_arr, t_arr + d0, side="left")
             for k in np.flatnonzero(usable >= size):
                 t = prof.t[k]
                 if t < lower:
@@ -234,7 +241,7 @@ class SlurmScheduler:
                 cores, mem = prof.window(t, d0)
                 if not prof.enough(cores, mem, size, mpc):
                     continue
-                alloc = take(ranked, cores, mem, size, mpc)
+                alloc = take(ranked, cores, mem, size, mpc, ranked_idx)
                 if alloc is None:
                     continue
                 d = job.req_ops / min(p.speed for p in alloc)  # the time limit on the slowest core given
