@@ -6,9 +6,10 @@ fired it forever at one instant (found on a 500-job gaia window with suspend_rat
 
 from __future__ import annotations
 
+import math
 from collections import deque
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paretosched.sim.slurm_power import PowerSaver
@@ -20,10 +21,21 @@ def test_the_instant_that_hung() -> None:
     assert PowerSaver._recent(deque([q0]), now) == 0
 
 
-@given(st.floats(0.0, 1e7, allow_nan=False), st.floats(0.0, 1e7, allow_nan=False))
-def test_a_kept_entry_means_a_retry_in_the_future(q0: float, now: float) -> None:
+@settings(max_examples=300, deadline=None)
+@given(st.integers(6, 23), st.floats(0.0, 60.0, exclude_max=True), st.integers(-4, 4))
+def test_a_kept_entry_means_a_retry_in_the_future(exp: int, past: float, ulps: int) -> None:
+    # q0 a few ulps from now - 60 with a power of two between them (their roundings differ there):
+    # where the two forms disagree, which independent draws of q0 and now never reach
+    now = 2.0 ** exp + past
+    q0 = now - 60.0
+    for _ in range(abs(ulps)):
+        q0 = math.nextafter(q0, math.inf if ulps > 0 else -math.inf)
     q = deque([q0])
-    if PowerSaver._recent(q, now):
-        delay = q[0] + 60.0 - now
-        assert delay > 0
-        assert PowerSaver._recent(q, now + delay) == 0 or now + delay > now
+    t = now
+    for _ in range(8):  # the retries of `_idle_timeout` / `wake_when_budget`, each at `q[0] + 60 - t` ahead
+        if not PowerSaver._recent(q, t):
+            return
+        delay = q[0] + 60.0 - t
+        assert delay > 0 and t + delay > t  # a zero delay fires forever at one instant
+        t += delay
+    raise AssertionError(f"q0={q0!r} still in the window after 8 retries from {now!r}")
