@@ -36,7 +36,9 @@ CASES = {
                                 "cpu_freq_def": "PowerSave", "bf_max_job_test": 50},
 }
 CHILD = r"""
-import hashlib, json, sys, time
+import json, sys, time
+sys.path.insert(0, sys.argv[2])  # this benchmarks/ folder, for snapshot.digest
+from snapshot import digest
 from paretosched.config import config_from_dict
 from paretosched.sim.run import prepare, simulate
 cfg = config_from_dict(json.loads(sys.argv[1]))
@@ -44,10 +46,7 @@ prep = prepare(cfg)
 t = time.process_time()
 res = simulate(cfg, prepared=prep, record_jobs=True)
 cpu = time.process_time() - t
-h = hashlib.sha256()
-for j in res.jobs:
-    h.update(f"{j['job_id']} {float(j['start_s']).hex()} {float(j['end_s']).hex()} {j['core_ids']};".encode())
-print(json.dumps({"cpu": cpu, "digest": h.hexdigest()[:16], "mean_bsld": res.metrics["mean_bsld"]}))
+print(json.dumps({"cpu": cpu, "digest": digest(res), "mean_bsld": res.metrics["mean_bsld"]}))
 """
 
 
@@ -65,7 +64,7 @@ def config(case: dict, wl: dict) -> dict:
 
 def run(tree: Path, cfg: dict) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg)], env=env, cwd="/", capture_output=True,
+    out = subprocess.run([sys.executable, "-c", CHILD, json.dumps(cfg), str(HERE)], env=env, cwd="/", capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout)
 

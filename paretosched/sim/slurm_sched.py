@@ -101,6 +101,7 @@ class SlurmScheduler:
                                 f"but type {unknown[0]!r} of platform {twin.platform.spec.name} has no f_min")
         self.weights = node_weights(twin.platform, spec.node_order)
         self.static = sorted(twin.procs, key=lambda p: (self.weights[p.node.idx], p.node.idx, p.idx))
+        self.static_idx = np.fromiter((p.idx for p in self.static), np.int64, len(self.static))
         preference = list(dict.fromkeys(p.node.idx for p in self.static))
         self.power = PowerSaver(twin, spec, preference, node_names(twin.platform.spec))
         self.priority = Priority(spec, twin.platform.n_cores, twin.jobs)
@@ -120,8 +121,11 @@ class SlurmScheduler:
         now = twin.now
         order = self.priority.order(twin.queue, now, twin.running, twin.done)
         prof = self._profile(twin, now)
-        ranked = sorted(self.static, key=power_rank) if self.power.on else self.static
-        ranked_idx = np.fromiter((p.idx for p in ranked), np.int64, len(ranked))
+        if self.power.on:  # power states change the order; otherwise it is the static one
+            ranked = sorted(self.static, key=power_rank)
+            ranked_idx = np.fromiter((p.idx for p in ranked), np.int64, len(ranked))
+        else:
+            ranked, ranked_idx = self.static, self.static_idx
         budget = self.power.resume_budget() if self.power.on else None
         # Resources only shrink during a pass, so a job of the same shape as an earlier one (cores,
         # memory per core, time limit, work) cannot start before that one could: queues of
