@@ -7,8 +7,11 @@ from paretosched import __version__
 
 # Bumped whenever a change can alter any simulated number; part of every cache key.
 # 7: conservative backfilling keeps and compresses its reservations (issue 14); 8: the `slurm` kind no
-# longer counts the cores of a job past its estimate as free now (it could start a job on busy cores)
-TWIN_VERSION = "8"
+# longer counts the cores of a job past its estimate as free now (it could start a job on busy cores);
+# 9: the `slurm` kind allocates a job powered-down nodes at once and resumes them at ResumeRate over
+# several minutes (before, a job needing more nodes than the rate's budget waited, for ever if more
+# than ResumeRate)
+TWIN_VERSION = "9"
 
 
 def twin_version() -> str:

@@ -3,7 +3,9 @@
 Off unless `power_off_idle_s` is set: a node idle for that long switches off and draws `off_w`;
 a job given cores on an off node waits while it boots (`boot_s`, `boot_j` drawn evenly over the
 boot). Its cores are reserved at once, so nothing else can take them, and the job starts when
-its last node is up. `min_nodes_on` nodes are never switched off.
+its last node is up. `min_nodes_on` nodes are never switched off. A layer with a rate on boots
+(slurm_power: ResumeRate) sets `boot_hook`: a boot it defers leaves the node off, its cores already
+given, until the instant the hook named.
 
 `NodePower` is a base class of the Twin rather than an object it holds: its methods run on the
 twin's own power and energy sums at every job start and end, and a mixin keeps those calls
@@ -38,6 +40,7 @@ class NodePower:
         self.off_after = levers.power_off_idle_s
         self.min_nodes_on = levers.min_nodes_on
         self.nodes_on = len(self.nodes)
+        self.deferred: set[int] = set()  # nodes whose boot `boot_hook` put off: off, cores given out
         for node in self.nodes:
             if levers.boot_s is not None:
                 node.boot_s = levers.boot_s
@@ -96,10 +99,30 @@ class NodePower:
         if self.record:
             self.unattr_power += watts
 
+    # when set, a boot first asks boot_hook(node) for the instant it may begin: a later instant defers
+    # it (the node stays off until then); the hook counts the boot against its rate
+    boot_hook: Callable[[NodeState], float] | None = None
+
     def _boot(self, node: NodeState) -> float:
-        """Start booting an off node (if not already booting); returns when it will be up."""
-        if node.power_state == BOOTING:
+        """Start booting an off node (if not already booting or deferred); returns when it will be up."""
+        if node.power_state == BOOTING or node.idx in self.deferred:
             return node.ready_at
+        if self.boot_hook is not None:
+            t = self.boot_hook(node)
+            if t > self.env.now:
+                now = self.env.now
+                self.deferred.add(node.idx)
+                ev = self.env.timeout(t - now)
+                ev.callbacks.append(lambda _ev: self._boot_deferred(node))
+                node.ready_at = (now + (t - now)) + node.boot_s  # the clock then, as `_boot_now` sums it
+                return node.ready_at
+        return self._boot_now(node)
+
+    def _boot_deferred(self, node: NodeState) -> None:
+        self.deferred.discard(node.idx)
+        self._boot_now(node)
+
+    def _boot_now(self, node: NodeState) -> float:
         self._accumulate()
         self._set_state(node, BOOTING)
         self.nodes_on += 1

@@ -5,7 +5,10 @@ node when a job is given its cores (`boot_s` of the platform). This layer adds S
 - a node in SuspendExcNodes is never suspended;
 - at most SuspendRate nodes are suspended in any 60 s (a node over the rate waits for the window);
 - a suspended node is unusable for SuspendTimeout (powering down), then may be resumed;
-- at most ResumeRate nodes are resumed in any 60 s (jobs that would need more wait);
+- at most ResumeRate nodes are resumed in any 60 s. As in Slurm, a job given powered-down nodes is
+  allocated at once and its nodes are resumed as the rate allows, the rest in later windows
+  (power_save.c resumes a job's nodes over several cycles); the job starts when the last is up. Its
+  nodes stay off, their cores already given, until their resume (the twin's `boot_hook`);
 - a node whose boot takes longer than ResumeTimeout is a failure: Slurm would mark it DOWN and
   requeue its job; the run stops with `ResumeTimeoutError` (the search records a failed evaluation).
 Slurm counts rates per minute in its power-save thread; a sliding 60 s window is the exact bound.
@@ -40,8 +43,11 @@ class PowerSaver:
         self.resumes: deque[float] = deque()
         self.down_until: dict[int, float] = {}
         self.suspend_times: list[tuple[float, int]] = []  # (time, node) of every suspension
+        self.resume_times: list[tuple[float, int]] = []  # (time, node) of every resume under ResumeRate
         if self.on:
             twin.idle_hook = self._idle_timeout  # Slurm's rules in front of the twin's switch-off
+            if self.resume_rate:
+                twin.boot_hook = self._resume_at  # ResumeRate in front of the twin's boots
 
     @staticmethod
     def _recent(q: deque[float], now: float) -> int:
@@ -76,20 +82,23 @@ class PowerSaver:
         """When a powering-down node may be resumed (the past when it is usable)."""
         return self.down_until.get(node_idx, -1.0)
 
-    def resume_budget(self) -> int | None:
-        """Nodes that may still be resumed now (None = no limit)."""
-        if not self.resume_rate:
-            return None
-        return max(self.resume_rate - self._recent(self.resumes, self.twin.now), 0)
+    def _resume_at(self, node: Any) -> float:
+        """The first instant `node` may be resumed with no 60 s holding more than ResumeRate resumes;
+        counted now (`resumes` holds the past minute's resumes and those still to come, in order)."""
+        now = self.twin.now
+        q = self.resumes
+        if self._recent(q, now) < self.resume_rate:
+            t = now
+        else:
+            # q[-rate] + 60 is when the rate-th last resume leaves the window (`_recent`'s sum); never
+            # before q[-1], so the queue stays in order
+            t = max(now, q[-self.resume_rate] + 60.0)
+        q.append(t)
+        self.resume_times.append((t, node.idx))
+        return t
 
-    def wake_when_budget(self) -> None:
-        """Ask for a decision when the oldest resume leaves the 60 s window."""
-        if self.resumes:
-            ev = self.twin.env.timeout(self.resumes[0] + 60.0 - self.twin.now)
-            ev.callbacks.append(lambda _ev: self.twin.request_decision())
-
-    def resuming(self, nodes: list[Any]) -> None:
-        """Nodes about to be booted for a job: check ResumeTimeout, count them against ResumeRate."""
+    def check_resume(self, nodes: list[Any]) -> None:
+        """Nodes about to be given to a job while powered down: each must boot within ResumeTimeout."""
         for node in nodes:
             if node.boot_s > self.resume_timeout:
                 name = self.names[node.idx] if self.names else f"node {node.idx}"
@@ -97,4 +106,3 @@ class PowerSaver:
                     f"{name} boots in {node.boot_s:g} s, longer than ResumeTimeout={self.resume_timeout:g} s "
                     f"(scheduler.resume_timeout_s, default {self.resume_timeout_default:g}; "
                     "Slurm would set it DOWN and requeue the job)")
-            self.resumes.append(self.twin.now)

@@ -126,7 +126,6 @@ class SlurmScheduler:
             ranked_idx = np.fromiter((p.idx for p in ranked), np.int64, len(ranked))
         else:
             ranked, ranked_idx = self.static, self.static_idx
-        budget = self.power.resume_budget() if self.power.on else None
         # Resources only shrink during a pass, so a job of the same shape as an earlier one (cores,
         # memory per core, time limit, work) cannot start before that one could: queues of
         # identical jobs (arrays) cost one search
@@ -155,16 +154,8 @@ class SlurmScheduler:
                     mem[p.node.idx] += k * job.mem
             if t == now:
                 off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
-                if off and budget is not None:
-                    if len(off) > budget:
-                        self.power.wake_when_budget()
-                        if main and not self._backfill_now(twin):
-                            break
-                        main = False
-                        continue
-                    budget -= len(off)
                 if off:
-                    self.power.resuming(off)
+                    self.power.check_resume(off)  # ResumeRate is the twin's boot_hook: boots may wait
                 twin.start(job, list(alloc.items()))
                 if job.start < 0:  # waits for its nodes to boot
                     ready = max(p.node.ready_at for p in alloc)

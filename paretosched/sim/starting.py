@@ -36,6 +36,7 @@ class Starting:
     _accumulate: Callable[[], None]
     _attribute: Callable[[ProcState], None]
     _boot: Callable[[NodeState], float]
+    deferred: set[int]
     _refresh_speed: Callable[[ProcState], None]
     _schedule_end: Callable[[Any], None]
 
@@ -53,7 +54,7 @@ class Starting:
         self.queue.remove(job)
         taken = []
         ready = self.env.now
-        booting = False
+        booting = deferred = False
         mem = job.mem
         nodes = {}
         for p, k in alloc:
@@ -77,6 +78,7 @@ class Starting:
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
                 booting = True
+                deferred = deferred or node.idx in self.deferred
             else:
                 node.idle_version += 1  # cancels a pending switch-off
         self.free_total -= job.size
@@ -84,9 +86,24 @@ class Starting:
         if booting:
             # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
             ev = self.env.timeout(ready - self.env.now)
-            ev.callbacks.append(lambda _ev: self._begin(job, taken))
+            if deferred:
+                ev.callbacks.append(lambda _ev: self._begin_when_up(job, taken))
+            else:
+                ev.callbacks.append(lambda _ev: self._begin(job, taken))
         else:
             self._begin(job, taken)
+
+    def _begin_when_up(self, job: Any, taken: list[tuple[ProcState, list[int]]], again: bool = False) -> None:
+        """Begin a job one of whose boots was deferred: that boot's completion, due at this instant,
+        was scheduled after this event (when the boot began), so it may still be pending; one
+        zero-delay hop runs after it."""
+        if all(p.node.power_state == ON for p, _ in taken):
+            self._begin(job, taken)
+            return
+        if again:
+            raise RuntimeError(f"job {job.id}: a node is still not up when its boot was due")
+        ev = self.env.timeout(0)
+        ev.callbacks.append(lambda _ev: self._begin_when_up(job, taken, True))
 
     def _begin(self, job: Any, taken: list[tuple[ProcState, list[int]]]) -> None:
         self._accumulate()
