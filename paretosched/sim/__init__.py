@@ -10,7 +10,8 @@ from paretosched import __version__
 # longer counts the cores of a job past its estimate as free now (it could start a job on busy cores);
 # 9: the `slurm` kind allocates a job powered-down nodes at once and resumes them at ResumeRate over
 # several minutes (before, a job needing more nodes than the rate's budget waited, for ever if more
-# than ResumeRate)
+# than ResumeRate), and a job waiting for its nodes to boot holds its cores until (up) + time limit in
+# the pass that starts it too (before: now + time limit there, up + limit in later passes)
 TWIN_VERSION = "9"
 
 

@@ -41,6 +41,8 @@ class NodePower:
         self.min_nodes_on = levers.min_nodes_on
         self.nodes_on = len(self.nodes)
         self.deferred: set[int] = set()  # nodes whose boot `boot_hook` put off: off, cores given out
+        # node -> what to call when it is up (jobs with a deferred boot begin from there, `Starting`)
+        self.boot_waiters: dict[int, list[Callable[[NodeState], None]]] = {}
         for node in self.nodes:
             if levers.boot_s is not None:
                 node.boot_s = levers.boot_s
@@ -147,6 +149,9 @@ class NodePower:
         self._set_state(node, ON, proc_w=lambda p: p.ncores * p.p3_w)
         if not node.busy:
             self._arm_idle(node)
+        if self.boot_waiters:
+            for up in self.boot_waiters.pop(node.idx, ()):
+                up(node)
 
 
 def _mark_procs(node: NodeState) -> None:

@@ -11,7 +11,10 @@ node when a job is given its cores (`boot_s` of the platform). This layer adds S
   nodes stay off, their cores already given, until their resume (the twin's `boot_hook`);
 - a node whose boot takes longer than ResumeTimeout is a failure: Slurm would mark it DOWN and
   requeue its job; the run stops with `ResumeTimeoutError` (the search records a failed evaluation).
-Slurm counts rates per minute in its power-save thread; a sliding 60 s window is the exact bound.
+Slurm's power-save thread (every 10 s by default) keeps a count that decays linearly over a minute
+(power_save.c); the twin's sliding 60 s window is the bound that count approximates, and stricter:
+at ResumeRate 1 Slurm may resume a 3-node job's nodes at about 0, 40 and 100 s, the twin at 0, 60
+and 120 s.
 """
 
 from __future__ import annotations

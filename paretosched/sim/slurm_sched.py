@@ -13,7 +13,9 @@ At each decision instant (a submission or a completion, as every scheduler of th
    per bf_interval) then walks up to bf_max_job_test jobs in priority order: each starts now if it
    fits without touching an earlier job's reservation, else gets a reservation at the earliest time
    within bf_window it fits (conservative backfilling over the profile of `slurm_plan`).
-   Expected ends are what Slurm knows: a job's time limit (requested time) on its slowest core.
+   Expected ends are what Slurm knows: a job's time limit (requested time) on its slowest core,
+   counted, for a job waiting for its nodes to boot, from when the last is up (Slurm advances a
+   configuring job's end time then; the twin knows the boot's length from the start).
 3. Cores are taken node by node in Weight order (lowest first; `node_order` sets the Weights),
    nodes that are up before booting ones before powered-down ones, as Slurm avoids resuming nodes.
 Power saving is `slurm_power`; CpuFreqDef sets the twin's DVFS factor (config.SlurmScheduler.freq).
@@ -157,9 +159,13 @@ class SlurmScheduler:
                 if off:
                     self.power.check_resume(off)  # ResumeRate is the twin's boot_hook: boots may wait
                 twin.start(job, list(alloc.items()))
-                if job.start < 0:  # waits for its nodes to boot
+                if job.start < 0:  # waits for its nodes to boot: expected to end a time limit after they are up
                     ready = max(p.node.ready_at for p in alloc)
                     self.booting[job] = (ready + d, cores, dict(mem))
+                    # in this pass too, as in the next ones (`_profile`): ending it at now + d would let
+                    # the rest of the pass reserve its cores before it frees them
+                    prof.add(t, ready + d, cores, mem, -1)
+                    continue
             prof.add(t, t + d, cores, mem, -1)  # a start now, or (backfill) a reservation
 
     def _backfill_now(self, twin: Any) -> bool:

@@ -37,6 +37,7 @@ class Starting:
     _attribute: Callable[[ProcState], None]
     _boot: Callable[[NodeState], float]
     deferred: set[int]
+    boot_waiters: dict[int, list[Callable[[NodeState], None]]]
     _refresh_speed: Callable[[ProcState], None]
     _schedule_end: Callable[[Any], None]
 
@@ -83,27 +84,28 @@ class Starting:
                 node.idle_version += 1  # cancels a pending switch-off
         self.free_total -= job.size
         job.nodes = tuple(nodes)
-        if booting:
+        if deferred:
+            # a deferred boot completes at an instant summed when the boot began, which `now + (ready -
+            # now)` can miss by an ulp: the job waits for its nodes' own boot-complete events instead
+            self._begin_when_up(job, taken, [p.node for p, _ in taken if p.node.power_state != ON])
+        elif booting:
             # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
             ev = self.env.timeout(ready - self.env.now)
-            if deferred:
-                ev.callbacks.append(lambda _ev: self._begin_when_up(job, taken))
-            else:
-                ev.callbacks.append(lambda _ev: self._begin(job, taken))
+            ev.callbacks.append(lambda _ev: self._begin(job, taken))
         else:
             self._begin(job, taken)
 
-    def _begin_when_up(self, job: Any, taken: list[tuple[ProcState, list[int]]], again: bool = False) -> None:
-        """Begin a job one of whose boots was deferred: that boot's completion, due at this instant,
-        was scheduled after this event (when the boot began), so it may still be pending; one
-        zero-delay hop runs after it."""
-        if all(p.node.power_state == ON for p, _ in taken):
-            self._begin(job, taken)
-            return
-        if again:
-            raise RuntimeError(f"job {job.id}: a node is still not up when its boot was due")
-        ev = self.env.timeout(0)
-        ev.callbacks.append(lambda _ev: self._begin_when_up(job, taken, True))
+    def _begin_when_up(self, job: Any, taken: list[tuple[ProcState, list[int]]], down: list[NodeState]) -> None:
+        """Begin `job` from the boot-complete event of the last of its `down` nodes."""
+        waiting = {node.idx for node in down}
+
+        def up(node: NodeState) -> None:
+            waiting.discard(node.idx)
+            if not waiting:
+                self._begin(job, taken)
+
+        for idx in waiting:
+            self.boot_waiters.setdefault(idx, []).append(up)
 
     def _begin(self, job: Any, taken: list[tuple[ProcState, list[int]]]) -> None:
         self._accumulate()
