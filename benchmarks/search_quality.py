@@ -32,14 +32,11 @@ Slurm's defaults).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -50,15 +47,19 @@ from paretosched.search import pareto
 from paretosched.search.cache import Cache
 from paretosched.search.evaluate import Engine
 from paretosched.search.fidelity import prefix_config
-from paretosched.search.genes import BoolGene, FloatGene, IntGene
-from paretosched.search.optimise import SearchRun
-from paretosched.search.runlog import read_evaluations
-from paretosched.search.space import SearchSpace, canonical
-from paretosched.search.study import STUDY_FILE, Study, baseline_config, load_study
+from paretosched.search.space import SearchSpace
+from paretosched.search.study import Study, baseline_config, load_study
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the evaluator reference imports this file as `search_quality`
 from snapshot import shared_workloads  # noqa: E402  (benchmarks/snapshot.py)
+# a method's run and its ledger (sq_peers.py), the scoring and the table (sq_stats.py): imported
+# here so `search_quality.<name>` keeps working for tests and callers
+from sq_peers import (  # noqa: E402,F401
+    Event, Ledger, cut, evaluate_genomes, front_configs, log_ledger, recheck_F, run_optuna, run_paretosched,
+    run_pymoo_ga, run_random,
+)
+from sq_stats import merge, p_values, rechecked_hv, report, win_factor, write_json  # noqa: E402,F401
 
 SHARED = shared_workloads()
 EVALUATOR = "search_quality:timed_evaluate"
@@ -145,191 +146,6 @@ def study_dict(problem: str, trace: str, first_job: int, n_jobs: int, rep: int, 
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# a method's history: every evaluation in order, with what it cost this method
-
-@dataclass
-class Event:
-    key: str                 # canonical config
-    config: dict[str, Any]
-    F: np.ndarray | None     # minimisation-form mean objectives so far (None: failed)
-    cost: float              # CPU seconds of the simulations this event added
-
-
-class Ledger:
-    """Per-method accounting: a (config, seed) costs its CPU the first time this method runs it."""
-
-    def __init__(self, study: Study) -> None:
-        self.study, self.seen, self.events = study, set(), []  # type: ignore[var-annotated]
-
-    @property
-    def spent(self) -> float:
-        return sum(e.cost for e in self.events)
-
-    def add(self, config: dict[str, Any], per_seed: list[tuple[int, dict[str, float] | None, float]]) -> Event:
-        key, cost = canonical(config), 0.0
-        for seed, metrics, wall in per_seed:
-            if (key, seed) not in self.seen:
-                self.seen.add((key, seed))
-                cost += metrics["cpu_s"] if metrics else wall
-        ok = [m for _, m, _ in per_seed if m is not None]
-        F = (self.study.signs * np.array([np.mean([m[o] for m in ok]) for o in self.study.objective_names])
-             if ok and len(ok) == len(per_seed) else None)
-        self.events.append(Event(key, config, F, cost))
-        return self.events[-1]
-
-
-def evaluate_genomes(led: Ledger, space: SearchSpace, engine: Engine, genomes: list[dict[str, Any]]) -> list[Event]:
-    seeds = list(led.study.seeds)  # type: ignore[arg-type]
-    configs = [space.config(g) for g in genomes]
-    flat = engine.evaluate([(c, s) for c in configs for s in seeds])
-    out = []
-    for i, c in enumerate(configs):
-        rs = flat[i * len(seeds):(i + 1) * len(seeds)]
-        out.append(led.add(c, [(r.seed, r.metrics if r.status == "ok" else None, r.wall_s) for r in rs]))
-    return out
-
-
-def run_random(study: Study, engine: Engine, budget: float, rep: int) -> Ledger:
-    from pymoo.core.mixed import MixedVariableSampling
-    from pymoo.core.problem import Problem
-
-    space, led = SearchSpace(study), Ledger(study)
-    problem, rng = Problem(vars=space.pymoo_vars(), n_obj=2), np.random.default_rng(1000 + rep)
-    while led.spent < budget:
-        X = MixedVariableSampling()(problem, 10, random_state=rng).get("X")
-        evaluate_genomes(led, space, engine, [space.decode(x) for x in X])
-    return led
-
-
-def run_pymoo_ga(study: Study, engine: Engine, budget: float, rep: int) -> Ledger:
-    """pymoo's mixed-variable GA with NSGA-II's survival, ask/tell, pymoo's defaults otherwise."""
-    from pymoo.core.mixed import MixedVariableGA
-    from pymoo.core.problem import Problem
-    from pymoo.core.termination import NoTermination
-    from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
-
-    space, led = SearchSpace(study), Ledger(study)
-    algo = MixedVariableGA(pop_size=study.algorithm.pop_size, survival=RankAndCrowding(), seed=2000 + rep)
-    algo.setup(Problem(vars=space.pymoo_vars(), n_obj=2), termination=NoTermination())
-    while led.spent < budget:
-        pop = algo.ask()
-        evs = evaluate_genomes(led, space, engine, [space.decode(x) for x in pop.get("X")])
-        pop.set("F", np.array([e.F if e.F is not None else np.full(2, 1e30) for e in evs]))
-        algo.tell(infills=pop)
-    return led
-
-
-def run_optuna(study: Study, engine: Engine, budget: float, rep: int, sampler_name: str) -> Ledger:
-    import optuna  # type: ignore[import-not-found]
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = (optuna.samplers.NSGAIISampler(seed=3000 + rep) if sampler_name == "nsga2"
-               else optuna.samplers.TPESampler(seed=4000 + rep, multivariate=True))
-    ost = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
-    space, led = SearchSpace(study), Ledger(study)
-    while led.spent < budget:
-        trial = ost.ask()
-        ev = evaluate_genomes(led, space, engine, [{p: _suggest(trial, p, g) for p, g in space.genes.items()}])[0]
-        if ev.F is None:
-            ost.tell(trial, state=optuna.trial.TrialState.FAIL)
-        else:
-            ost.tell(trial, list(ev.F))
-    return led
-
-
-def _suggest(trial: Any, path: str, g: Any) -> Any:
-    if isinstance(g, FloatGene):
-        return trial.suggest_float(path, g.low, g.high, log=g.log)
-    if isinstance(g, IntGene):
-        return trial.suggest_int(path, g.low, g.high, log=g.log)
-    if isinstance(g, BoolGene):  # the genome holds a bool gene's value ('none'/'easy'), as space.decode
-        return trial.suggest_categorical(path, g.values if g.values is not None else [False, True])
-    # optuna's categorical takes None but not mixed lists well in its distance: index, then decode
-    return g.values[trial.suggest_categorical(path, list(range(len(g.values))))]
-
-
-class _CpuBoundRun(SearchRun):
-    """paretosched's own search loop, stopped (between generations, as every budget) once the
-    simulations it logged cost `cpu_budget` CPU seconds (set after construction)."""
-
-    cpu_budget = 0.0
-
-    def _stop_reason(self) -> str | None:
-        if (reason := super()._stop_reason()) is not None:
-            return reason
-        return "cpu_s" if log_ledger(self.study, self.run_dir).spent >= self.cpu_budget else None
-
-
-def log_ledger(study: Study, run_dir: Path) -> Ledger:
-    """A run's search rows as a method history (a resampled genome's later rows carry its new mean)."""
-    led = Ledger(study)
-    for row in read_evaluations(run_dir):
-        # baselines and prefix-screening runs cost their simulations too
-        if row.kind in ("search", "baseline", "screen"):
-            ev = led.add(row.config, [(s.seed, s.metrics if s.status == "ok" else None, s.wall_s) for s in row.per_seed])
-            if row.kind != "search":
-                ev.F = None  # not one of the search's trade-offs (a screen row ran a prefix of the window)
-    return led
-
-
-def run_paretosched(study: Study, engine: Engine, budget: float, out: Path) -> Ledger:
-    from paretosched.yamlio import dump_yaml
-
-    # the re-check is the benchmark's, the same for every method; the search is the default
-    run_study = study.model_copy(update={"recheck": []})
-    out.mkdir(parents=True, exist_ok=True)
-    (out / STUDY_FILE).write_text(dump_yaml(run_study.model_dump(mode="json"), sort_keys=False))
-    runner = _CpuBoundRun(run_study, out, engine, True)
-    runner.cpu_budget = budget
-    with contextlib.redirect_stderr(io.StringIO()):
-        runner.execute()
-    return log_ledger(study, out)
-
-
-# ---------------------------------------------------------------------------------------------
-# scoring
-
-def cut(led: Ledger, budget: float) -> tuple[list[Event], float]:
-    """The history up to the last event whose cumulative cost stays within the budget."""
-    spent, out = 0.0, []
-    for e in led.events:
-        if spent + e.cost > budget:
-            break
-        spent += e.cost
-        out.append(e)
-    return out, spent
-
-
-def front_configs(events: list[Event]) -> list[dict[str, Any]]:
-    latest: dict[str, Event] = {}
-    for e in events:
-        latest[e.key] = e
-    ok = [e for e in latest.values() if e.F is not None]
-    if not ok:
-        return []
-    F = np.array([e.F for e in ok])
-    return [ok[i].config for i in pareto.front_indices(F)]
-
-
-def recheck_F(study: Study, engine: Engine, configs: list[dict[str, Any]]) -> np.ndarray:
-    """Mean minimisation-form objectives of each config on the study's fresh seeds (failures dropped)."""
-    seeds = list(study.recheck or [])  # type: ignore[arg-type]
-    flat = engine.evaluate([(c, s) for c in configs for s in seeds])
-    out = []
-    for i in range(len(configs)):
-        rs = flat[i * len(seeds):(i + 1) * len(seeds)]
-        if all(r.status == "ok" for r in rs):
-            out.append(study.signs * np.array([np.mean([r.metrics[o] for r in rs]) for o in study.objective_names]))
-    return np.array(out).reshape(-1, len(study.signs))
-
-
-def rechecked_hv(F: np.ndarray, ref: np.ndarray) -> float:
-    """HV of the points that beat `ref` on every objective (0 when none does)."""
-    better = F[np.all(F < ref, axis=1)] if len(F) else F
-    return pareto.hypervolume(better[pareto.front_indices(better)], ref) if len(better) else 0.0
-
-
 def unit_cpu(study: Study, fn: Callable[..., dict[str, float]], how: str) -> float:
     """CPU seconds of one evaluation-equivalent, on the first search seed, after a warm-up that
     parses the inputs (paid once per worker, not per evaluation). `default`: the base config;
@@ -351,25 +167,6 @@ def unit_cpu(study: Study, fn: Callable[..., dict[str, float]], how: str) -> flo
         except Exception:  # noqa: BLE001 - a failing genome is not a unit of cost
             continue
     return float(np.mean(costs))
-
-
-def p_values(hv: dict[str, list[float]], ours: str = "paretosched") -> dict[str, float]:
-    from scipy.stats import mannwhitneyu
-
-    return {m: float(mannwhitneyu(hv[ours], v, alternative="greater").pvalue)
-            for m, v in hv.items() if m != ours and len(v) and len(hv[ours])}
-
-
-def win_factor(v: list[float], alpha: float = 0.10) -> float | None:
-    """The smallest k (in steps of 0.05, up to 5) for which a method scoring k x a peer's HV in
-    every repetition would pass the win test (one-sided MWU p < alpha) against that peer: how
-    far ahead the test asks a method to be, given the spread between repetitions."""
-    from scipy.stats import mannwhitneyu
-
-    for k in np.arange(1.05, 5.0001, 0.05):
-        if mannwhitneyu(k * np.asarray(v), v, alternative="greater").pvalue < alpha:
-            return round(float(k), 2)
-    return None
 
 
 def prefix_correlation(study: Study, engine: Engine, fractions: list[float], n: int) -> None:
@@ -493,54 +290,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{args.problem}, budget {args.budget} evaluation-equivalents ({args.budget * (unit or 0):.1f} CPU s), "
           f"repetitions {args.first_rep}-{args.first_rep + args.reps - 1}")
     report(args.problem, args.budget, hv, cpu, args.json)
-    return 0
-
-
-def report(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str, list[float]], out: str | None) -> None:
-    """Print the table (and write the JSON) for the repetitions in `hv`."""
-    pv = p_values(hv) if "paretosched" in hv else {}
-    print(f"{'method':>13} | reps | median HV | mean HV | median CPU s | p (paretosched > method) | "
-          "x to win | HV per repetition")
-    for m in hv:
-        pm = f"{pv[m]:.3g}" if m in pv else "-"
-        k = win_factor(hv[m]) if m in pv else None
-        print(f"{m:>13} | {len(hv[m]):>4} | {np.median(hv[m]):9.1f} | {np.mean(hv[m]):7.1f} | {np.median(cpu[m]):12.1f} | "
-              f"{pm:>24} | {('-' if m not in pv else '> 5') if k is None else f'{k:.2f}':>8} | "
-              f"{' '.join(f'{v:.0f}' for v in hv[m])}")
-    if pv:
-        print("x to win: a method scoring that multiple of the peer's HV in every repetition would have "
-              "p < 0.10 against it")
-    if out:
-        write_json(problem, budget, hv, cpu, out)
-
-
-def write_json(problem: str, budget: int, hv: dict[str, list[float]], cpu: dict[str, list[float]], out: str) -> None:
-    pv = p_values(hv) if "paretosched" in hv else {}
-    tmp = Path(out + ".tmp")
-    tmp.write_text(json.dumps({"problem": problem, "budget": budget,
-                               "methods": {m: {"hv": hv[m], "cpu_s": cpu[m]} for m in hv}, "p_values": pv}, indent=1))
-    tmp.replace(out)  # whole or not at all
-
-
-def merge(files: list[str], out: str | None) -> int:
-    """Pool finished runs of one problem and budget (e.g. one per repetition, or a lever's runs of
-    paretosched only, given under another method name with `name=FILE`)."""
-    hv: dict[str, list[float]] = {}
-    cpu: dict[str, list[float]] = {}
-    keys = set()
-    for item in files:
-        rename, _, path = item.rpartition("=")
-        data = json.loads(Path(path).read_text())
-        keys.add((data["problem"], data["budget"]))
-        for m, v in data["methods"].items():
-            name = rename or m
-            hv.setdefault(name, []).extend(v["hv"])
-            cpu.setdefault(name, []).extend(v["cpu_s"])
-    if len(keys) != 1:
-        raise SystemExit(f"--merge: the files mix problems/budgets {sorted(keys)}")
-    problem, budget = keys.pop()
-    print(f"{problem}, budget {budget} evaluation-equivalents, {len(files)} files")
-    report(problem, budget, hv, cpu, out)
     return 0
 
 
