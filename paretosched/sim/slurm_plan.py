@@ -39,13 +39,29 @@ class Profile:
         self._c[0] = free_cores
         self._m[0] = free_mem
         np.add.at(self._n[0], proc_node, free_cores)
+        # every release's deltas in three flat lists, then one indexed add per array: a numpy scalar
+        # update per processor and release was most of the build (a build per decision). np.add.at adds
+        # in list order, which is the order the memory floats were always summed in
+        rows, procs, counts, mrows, mnodes, mvals = [], [], [], [], [], []
         for t, cores, mem in releases:
             k = row[max(t, now)]
-            for p, n in cores.items():
-                self._c[k, p] += n
-                self._n[k, proc_node[p]] += n
-            for n, m in mem.items():
-                self._m[k, n] += m
+            if cores:
+                procs.extend(cores)
+                counts.extend(cores.values())
+                rows.extend([k] * len(cores))
+            if mem:
+                mnodes.extend(mem)
+                mvals.extend(mem.values())
+                mrows.extend([k] * len(mem))
+        if procs:
+            k_arr = np.array(rows, dtype=np.int64)
+            p_arr = np.array(procs, dtype=np.int64)
+            c_arr = np.array(counts, dtype=np.int64)
+            np.add.at(self._c, (k_arr, p_arr), c_arr)
+            np.add.at(self._n, (k_arr, proc_node[p_arr]), c_arr)
+        if mnodes:
+            np.add.at(self._m, (np.array(mrows, dtype=np.int64), np.array(mnodes, dtype=np.int64)),
+                      np.array(mvals, dtype=np.float64))
         n = len(times)
         np.cumsum(self._c[:n], axis=0, out=self._c[:n])
         np.cumsum(self._n[:n], axis=0, out=self._n[:n])
