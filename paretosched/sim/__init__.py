@@ -11,7 +11,9 @@ from paretosched import __version__
 # 9: the `slurm` kind allocates a job powered-down nodes at once and resumes them at ResumeRate over
 # several minutes (before, a job needing more nodes than the rate's budget waited, for ever if more
 # than ResumeRate), and a job waiting for its nodes to boot holds its cores until (up) + time limit in
-# the pass that starts it too (before: now + time limit there, up + limit in later passes)
+# the pass that starts it too (before: now + time limit there, up + limit in later passes); and, for
+# every kind with node switch-off, a job joining a booting node begins when the node is up (its own
+# event could fire an ulp early, and the boot's completion then reset its processor to idle power)
 TWIN_VERSION = "9"
 
 

@@ -40,6 +40,12 @@ from paretosched.sim.state import NodeState
 from paretosched.sim.taking import power_rank
 
 
+def _held_until(start: float, end: float) -> float:
+    """The end of a reservation from `start`: at least just after it, so that a job with a time limit
+    of 0 still holds its cores at `start` (an empty [t, t) left them free for the next job of the pass)."""
+    return end if end > start else math.nextafter(start, math.inf)
+
+
 class Priority:
     """priority/multifactor over the age, job size and fair-share factors."""
 
@@ -164,9 +170,9 @@ class SlurmScheduler:
                     self.booting[job] = (ready + d, cores, dict(mem))
                     # in this pass too, as in the next ones (`_profile`): ending it at now + d would let
                     # the rest of the pass reserve its cores before it frees them
-                    prof.add(t, ready + d, cores, mem, -1)
+                    prof.add(t, _held_until(t, ready + d), cores, mem, -1)
                     continue
-            prof.add(t, t + d, cores, mem, -1)  # a start now, or (backfill) a reservation
+            prof.add(t, _held_until(t, t + d), cores, mem, -1)  # a start now, or (backfill) a reservation
 
     def _backfill_now(self, twin: Any) -> bool:
         """Whether a backfill cycle runs now (at most one per bf_interval); if one is due later, a

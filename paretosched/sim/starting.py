@@ -91,7 +91,17 @@ class Starting:
         elif booting:
             # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
             ev = self.env.timeout(ready - self.env.now)
-            ev.callbacks.append(lambda _ev: self._begin(job, taken))
+            ev.callbacks.append(lambda _ev: self._begin_if_up(job, taken))
+        else:
+            self._begin(job, taken)
+
+    def _begin_if_up(self, job: Any, taken: list[tuple[ProcState, list[int]]]) -> None:
+        """Begin a job whose nodes were booting, unless one is still down: joining a node another job
+        had begun to boot, `now + (ready - now)` can round an ulp below the boot's own sum, and a job
+        begun then would have its processor's power reset to idle by the boot's completion."""
+        down = [p.node for p, _ in taken if p.node.power_state != ON]
+        if down:
+            self._begin_when_up(job, taken, down)
         else:
             self._begin(job, taken)
 

@@ -28,6 +28,7 @@ def _loop_forever(tw: Twin) -> None:
     ev.callbacks.append(lambda _ev: tw.request_decision())
 
 
+@pytest.mark.timeout(60)  # without the guard this loops for ever: fail, do not hang the suite
 def test_a_clock_stuck_at_one_instant_raises(monkeypatch):
     monkeypatch.setattr(twin_mod, "STUCK_EVENTS", 1 << 17)
     tw, _ = _twin([{"id": 1, "submit_s": 0, "cores": 1, "run_s": 10}])
