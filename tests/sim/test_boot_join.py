@@ -1,4 +1,4 @@
-"""rev13b review: a job given cores on a node that is already BOOTING (its boot begun by an earlier job,
+"""(found by review) A job given cores on a node that is already BOOTING (its boot begun by an earlier job,
 with or without a ResumeRate deferral) is timed by its own event at `now + (ready_at - now)`, which can
 round one ulp before the node's boot-complete event (`ready_at` summed when the boot began). The job
 then begins on a booting node, and `_booted` overwrites its processor's busy power with idle power: the
@@ -38,12 +38,12 @@ def test_a_job_joining_a_booting_node_does_not_begin_before_the_node_is_up(rate)
 def test_the_energy_does_not_depend_on_a_rounding_of_the_joiners_begin(rate):
     _, _, t_round = _case(C_ROUNDS, rate)
     _, _, t_exact = _case(C_EXACT, rate)
-    # the same schedule up to an ulp; at HEAD 112,655 J vs 117,405 J (50 s x 95 W lost)
+    # the same schedule up to an ulp; before the fix 112,655 J vs 117,405 J (50 s x 95 W lost)
     assert t_round.energy == pytest.approx(t_exact.energy, abs=1e-6)
 
 
 def test_the_classic_kind_too():
-    # not slurm-specific: the shared twin (`power_off_idle_s`); 112,655 J vs 117,405 J at HEAD and at 3971827
+    # not slurm-specific: the shared twin (`power_off_idle_s`); 112,655 J vs 117,405 J before the fix
     from paretosched.config import config_from_dict
     from paretosched.sim.run import simulate
     out = []
