@@ -160,19 +160,18 @@ class SlurmScheduler:
             if job.mem > 0:
                 for p, k in alloc.items():
                     mem[p.node.idx] += k * job.mem
+            end = t + d
             if t == now:
                 off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
                 if off:
                     self.power.check_resume(off)  # ResumeRate is the twin's boot_hook: boots may wait
                 twin.start(job, list(alloc.items()))
-                if job.start < 0:  # waits for its nodes to boot: expected to end a time limit after they are up
-                    ready = max(p.node.ready_at for p in alloc)
-                    self.booting[job] = (ready + d, cores, dict(mem))
-                    # in this pass too, as in the next ones (`_profile`): ending it at now + d would let
-                    # the rest of the pass reserve its cores before it frees them
-                    prof.add(t, _held_until(t, ready + d), cores, mem, -1)
-                    continue
-            prof.add(t, _held_until(t, t + d), cores, mem, -1)  # a start now, or (backfill) a reservation
+                if job.start < 0:  # waits for its nodes to boot: expected to end a time limit after they
+                    # are up, in this pass as in the next ones (`_profile`): now + d would let the rest of
+                    # the pass reserve its cores before it frees them
+                    end = max(p.node.ready_at for p in alloc) + d
+                    self.booting[job] = (end, cores, dict(mem))
+            prof.add(t, _held_until(t, end), cores, mem, -1)  # a start now, or (backfill) a reservation
 
     def _backfill_now(self, twin: Any) -> bool:
         """Whether a backfill cycle runs now (at most one per bf_interval); if one is due later, a

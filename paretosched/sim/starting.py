@@ -36,7 +36,6 @@ class Starting:
     _accumulate: Callable[[], None]
     _attribute: Callable[[ProcState], None]
     _boot: Callable[[NodeState], float]
-    deferred: set[int]
     boot_waiters: dict[int, list[Callable[[NodeState], None]]]
     _refresh_speed: Callable[[ProcState], None]
     _schedule_end: Callable[[Any], None]
@@ -55,7 +54,7 @@ class Starting:
         self.queue.remove(job)
         taken = []
         ready = self.env.now
-        booting = deferred = False
+        booting = False
         mem = job.mem
         nodes = {}
         for p, k in alloc:
@@ -79,16 +78,11 @@ class Starting:
             if node.power_state != ON:
                 ready = max(ready, self._boot(node))
                 booting = True
-                deferred = deferred or node.idx in self.deferred
             else:
                 node.idle_version += 1  # cancels a pending switch-off
         self.free_total -= job.size
         job.nodes = tuple(nodes)
-        if deferred:
-            # a deferred boot completes at an instant summed when the boot began, which `now + (ready -
-            # now)` can miss by an ulp: the job waits for its nodes' own boot-complete events instead
-            self._begin_when_up(job, taken, [p.node for p, _ in taken if p.node.power_state != ON])
-        elif booting:
+        if booting:
             # even a zero-length boot: the node's boot-complete event (scheduled first) must run before the job
             ev = self.env.timeout(ready - self.env.now)
             ev.callbacks.append(lambda _ev: self._begin_if_up(job, taken))
@@ -96,9 +90,10 @@ class Starting:
             self._begin(job, taken)
 
     def _begin_if_up(self, job: Any, taken: list[tuple[ProcState, list[int]]]) -> None:
-        """Begin a job whose nodes were booting, unless one is still down: joining a node another job
-        had begun to boot, `now + (ready - now)` can round an ulp below the boot's own sum, and a job
-        begun then would have its processor's power reset to idle by the boot's completion."""
+        """Begin a job whose nodes were booting, unless one is still down: a boot's end is summed when
+        the boot began (another job's, or one `boot_hook` deferred, whose end event is scheduled after
+        this one), and `now + (ready - now)` can round an ulp below it; a job begun on a booting node
+        would have its processor's power reset to idle by the boot's completion."""
         down = [p.node for p, _ in taken if p.node.power_state != ON]
         if down:
             self._begin_when_up(job, taken, down)

@@ -263,7 +263,6 @@ class ClockStuck(RuntimeError):
 # far above any real instant: review measured 1.25 events per job at one instant (20,000 jobs submitted
 # together), so a real instant would need over 3 million jobs
 STUCK_EVENTS = 1 << 22
-_CHUNK = 1 << 16
 
 
 def run_clock(env: simpy.Environment, until: simpy.Event) -> None:
@@ -272,27 +271,22 @@ def run_clock(env: simpy.Environment, until: simpy.Event) -> None:
     checked every `STUCK_EVENTS` events, so a stuck clock is caught within twice that).
 
     Hand-written rather than SimPy's `run`, whose loop has no such guard: the same loop (step until
-    `until` stops it) checks the clock once per `_CHUNK` events, so a step costs no more than there
-    (`step` is a local here; SimPy's loop looks it up on every event), and the event order, hence every
-    number, is SimPy's."""
+    `until` stops it) looks at the clock once per `STUCK_EVENTS` events, so a step costs no more than
+    there (`step` is a local here; SimPy's loop looks it up on every event), and the event order, hence
+    every number, is SimPy's."""
     if until.callbacks is None:
         return
     until.callbacks.append(simpy.core.StopSimulation.callback)
     step = env.step
-    since, checks = env.now, 0
     try:
         while True:
-            for _ in range(_CHUNK):
+            since = env.now
+            for _ in range(STUCK_EVENTS):
                 step()
-            checks += 1
-            if checks * _CHUNK >= STUCK_EVENTS:
-                if env.now == since:  # the clock never goes back: it stayed at `since` throughout
-                    raise ClockStuck(f"the simulated clock stayed at t={since:g} s for {checks * _CHUNK:,} "
-                                     "events: a scheduler or power rule keeps waking itself at one instant")
-                since, checks = env.now, 0
-    except simpy.core.StopSimulation:
-        return
-    except simpy.core.EmptySchedule:
+            if env.now == since:  # the clock never goes back: it stayed at `since` throughout
+                raise ClockStuck(f"the simulated clock stayed at t={since:g} s for {STUCK_EVENTS:,} "
+                                 "events: a scheduler or power rule keeps waking itself at one instant")
+    except (simpy.core.StopSimulation, simpy.core.EmptySchedule):
         return
 
 

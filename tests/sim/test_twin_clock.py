@@ -45,10 +45,9 @@ def _schedule(jobs: list[dict]) -> tuple[list[tuple], float]:
 
 
 def test_the_guarded_loop_runs_simpys_order_and_a_moving_clock_passes(monkeypatch):
-    # checks every 64 events, "stuck" after 256: far tighter than the real guard, and every instant
+    # the clock looked at every 256 events: far tighter than the real guard, and every instant
     # of this run (up to 4 jobs ending, one arriving) takes far fewer events
     jobs = [{"id": k, "submit_s": k // 3, "cores": 1 + k % 4, "run_s": 1 + (7 * k) % 13} for k in range(1, 3001)]
-    monkeypatch.setattr(twin_mod, "_CHUNK", 64)
     monkeypatch.setattr(twin_mod, "STUCK_EVENTS", 256)
     guarded = _schedule(jobs)
     monkeypatch.setattr(twin_mod, "run_clock", lambda env, until: env.run(until=until))
