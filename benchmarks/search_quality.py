@@ -1,20 +1,26 @@
-"""Search quality per CPU second (issue 17): what users get, at equal simulation cost.
+"""Search quality at equal simulation cost (issues 17, 31): what users get from each method.
 
 Quality = hypervolume of the *re-checked* front: each method's front (on the search seeds) is
 re-simulated on fresh seeds, and its hypervolume is taken with the reference point at the
 re-checked objectives of the production baseline (FCFS + EASY), so only trade-offs that beat
 today's scheduler on both objectives count. Cost = simulation CPU seconds (time.process_time
-around each simulation, logged as an extra metric `cpu_s`): the budget is N evaluation-
-equivalents, N x the CPU seconds of one default evaluation (the study's base config on one seed)
-measured once up front. Every method's history is cut where its cumulative CPU would pass the
-budget, so no method gains from the overshoot of its last batch; a (config, seed) a method
+around each simulation, logged as an extra metric `cpu_s`, and reported) and the budget:
+`--cost evaluations` (the default) charges each new (config, seed) simulation one evaluation
+(1 / the number of search seeds), the budget a user sets (`budget: {evaluations: N}`); it is
+deterministic whatever the machine's load, so repetitions are exactly reproducible. `--cost cpu`
+charges CPU seconds instead: the budget is N evaluation-equivalents, N x the CPU seconds of one
+evaluation measured once up front (a method with cheaper genomes then gets more of them; the
+figures drift with load). Every method's history is cut where its cumulative cost would pass
+the budget, so no method gains from the overshoot of its last batch; a (config, seed) a method
 already simulated costs it nothing again (paretosched's log serves repeats the same way).
 
 Peers, each `--reps` times (repetition r = study seed r: same search and fresh seeds for all):
 random search, Optuna's TPE (multi-objective) and NSGA-II samplers (optional: `pip install
 'paretosched[bench]'`), pymoo's MixedVariableGA with rank-and-crowding survival (random parent
 selection, pymoo's defaults), and paretosched's default (`optimise` on the study with no search
-option set). Then a one-sided Mann-Whitney U test of paretosched's default against each peer.
+option set). The comparison is paired (sq_stats.py): per repetition the default's re-checked
+HV and its ratio to each peer's, the wins (>=) out of the repetitions, an exact one-sided sign
+test and a Wilcoxon signed-rank test.
 
 Problems: `classic` (gaia; SDSC-BLUE job lines 10,000-10,999; policies, EASY, switch-off, DVFS,
 bandwidth cap), `rl` (gaia-mini, HPC2N job lines 2,400-2,999; 16 genes: learner, learning rate,
@@ -59,7 +65,7 @@ from sq_peers import (  # noqa: E402,F401
     Event, Ledger, cut, evaluate_genomes, front_configs, log_ledger, recheck_F, run_optuna, run_paretosched,
     run_pymoo_ga, run_random,
 )
-from sq_stats import merge, p_values, rechecked_hv, report, win_factor, write_json  # noqa: E402,F401
+from sq_stats import all_paired, merge, paired, rechecked_hv, report, write_json  # noqa: E402,F401
 
 SHARED = shared_workloads()
 EVALUATOR = "search_quality:timed_evaluate"
@@ -208,8 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=200, help="evaluation-equivalents per method and repetition")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--first-rep", type=int, default=0, help="repetitions run are first-rep .. first-rep + reps - 1")
+    ap.add_argument("--cost", choices=["evaluations", "cpu"], default="evaluations",
+                    help="what the budget counts: new simulations (deterministic) or CPU seconds")
     ap.add_argument("--unit", choices=["sample", "default"], default="sample",
-                    help="what one evaluation-equivalent is (see unit_cpu)")
+                    help="with --cost cpu: what one evaluation-equivalent is (see unit_cpu)")
     ap.add_argument("--unit-cpu", type=float, help="CPU seconds of one evaluation-equivalent (skip the measurement: "
                     "to compare with an earlier run, give the value it printed)")
     ap.add_argument("--recheck", type=int, help="fresh seeds of the re-check (default: the problem's)")
@@ -244,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
 
     hv: dict[str, list[float]] = {m: [] for m in methods}
     cpu: dict[str, list[float]] = {m: [] for m in methods}
-    unit = args.unit_cpu
+    use_cpu = args.cost == "cpu"
+    unit = args.unit_cpu if use_cpu else 1.0
+    reps = list(range(args.first_rep, args.first_rep + args.reps))
     for rep in range(args.first_rep, args.first_rep + args.reps):
         sd = study_dict(args.problem, trace, first_job, n_jobs, rep)
         if args.recheck is not None:
@@ -271,13 +281,13 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 if m == "paretosched":
                     pstudy = load_study_with(sfile, extra) if extra else study
-                    led = run_paretosched(pstudy, engine, budget, work / f"paretosched-{rep}")
+                    led = run_paretosched(pstudy, engine, budget, work / f"paretosched-{rep}", use_cpu)
                 elif m == "random":
-                    led = run_random(study, engine, budget, rep)
+                    led = run_random(study, engine, budget, rep, use_cpu)
                 elif m == "pymoo-ga":
-                    led = run_pymoo_ga(study, engine, budget, rep)
+                    led = run_pymoo_ga(study, engine, budget, rep, use_cpu)
                 else:
-                    led = run_optuna(study, engine, budget, rep, m.split("-")[1])
+                    led = run_optuna(study, engine, budget, rep, m.split("-")[1], use_cpu)
                 events, spent = cut(led, budget)
                 F = recheck_F(study, engine, front_configs(events))
                 hv[m].append(rechecked_hv(F, ref[0]))
@@ -285,11 +295,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"rep {rep} {m}: {len(events)} evaluations, {spent:.1f} CPU s, re-checked HV {hv[m][-1]:.6g} "
                       f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
         if args.json:  # the repetitions finished so far, so a long invocation stopped midway loses none
-            write_json(args.problem, args.budget, hv, cpu, args.json)
+            write_json(args.problem, args.budget, hv, cpu, args.json, reps[:len(hv[methods[0]])])
 
-    print(f"\n{args.problem}, budget {args.budget} evaluation-equivalents ({args.budget * (unit or 0):.1f} CPU s), "
-          f"repetitions {args.first_rep}-{args.first_rep + args.reps - 1}")
-    report(args.problem, args.budget, hv, cpu, args.json)
+    cost = f"{args.budget * (unit or 0):.1f} CPU s" if use_cpu else "new simulations"
+    print(f"\n{args.problem}, budget {args.budget} ({cost}), repetitions {reps[0]}-{reps[-1]}")
+    report(args.problem, args.budget, hv, cpu, args.json, reps)
     return 0
 
 

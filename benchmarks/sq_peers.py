@@ -1,8 +1,9 @@
-"""Run one search method under a CPU budget and get its history and front (search_quality.py's peers).
+"""Run one search method under a budget and get its history and front (search_quality.py's peers).
 
 Each method (random search, pymoo's mixed-variable GA, Optuna's samplers, paretosched's default)
-is charged in a `Ledger`: a (config, seed) costs its CPU seconds the first time that method runs
-it. `cut` stops a history where its cumulative CPU would pass the budget, `front_configs` takes
+is charged in a `Ledger`: a (config, seed) costs the first time that method runs it, either one
+evaluation (1 / the number of search seeds: deterministic, whatever the machine's load) or its
+CPU seconds (`cpu=True`: what a user pays, but it drifts with load). `cut` stops a history where its cumulative cost would pass the budget, `front_configs` takes
 the non-dominated configs of what is left, and `recheck_F` re-simulates them on the study's fresh
 seeds. Used by benchmarks/search_quality.py, which holds the problems and the command line.
 """
@@ -34,29 +35,34 @@ class Event:
     key: str                 # canonical config
     config: dict[str, Any]
     F: np.ndarray | None     # minimisation-form mean objectives so far (None: failed)
-    cost: float              # CPU seconds of the simulations this event added
+    cost: float              # budget units of the simulations this event added
+    cpu: float = 0.0         # their CPU seconds (reported whatever the unit)
 
 
 class Ledger:
-    """Per-method accounting: a (config, seed) costs its CPU the first time this method runs it."""
+    """Per-method accounting: a (config, seed) costs the first time this method runs it."""
 
-    def __init__(self, study: Study) -> None:
+    def __init__(self, study: Study, cpu: bool = False) -> None:
         self.study, self.seen, self.events = study, set(), []  # type: ignore[var-annotated]
+        self.cpu_cost = cpu
+        self.per_sim = 1.0 / max(1, len(list(study.seeds)))  # type: ignore[arg-type]
 
     @property
     def spent(self) -> float:
         return sum(e.cost for e in self.events)
 
     def add(self, config: dict[str, Any], per_seed: list[tuple[int, dict[str, float] | None, float]]) -> Event:
-        key, cost = canonical(config), 0.0
+        key, cost, cpu = canonical(config), 0.0, 0.0
         for seed, metrics, wall in per_seed:
             if (key, seed) not in self.seen:
                 self.seen.add((key, seed))
-                cost += metrics["cpu_s"] if metrics else wall
+                sim_cpu = metrics["cpu_s"] if metrics else wall
+                cpu += sim_cpu
+                cost += sim_cpu if self.cpu_cost else self.per_sim
         ok = [m for _, m, _ in per_seed if m is not None]
         F = (self.study.signs * np.array([np.mean([m[o] for m in ok]) for o in self.study.objective_names])
              if ok and len(ok) == len(per_seed) else None)
-        self.events.append(Event(key, config, F, cost))
+        self.events.append(Event(key, config, F, cost, cpu))
         return self.events[-1]
 
 
@@ -71,11 +77,11 @@ def evaluate_genomes(led: Ledger, space: SearchSpace, engine: Engine, genomes: l
     return out
 
 
-def run_random(study: Study, engine: Engine, budget: float, rep: int) -> Ledger:
+def run_random(study: Study, engine: Engine, budget: float, rep: int, cpu: bool = False) -> Ledger:
     from pymoo.core.mixed import MixedVariableSampling
     from pymoo.core.problem import Problem
 
-    space, led = SearchSpace(study), Ledger(study)
+    space, led = SearchSpace(study), Ledger(study, cpu)
     problem, rng = Problem(vars=space.pymoo_vars(), n_obj=2), np.random.default_rng(1000 + rep)
     while led.spent < budget:
         X = MixedVariableSampling()(problem, 10, random_state=rng).get("X")
@@ -83,14 +89,14 @@ def run_random(study: Study, engine: Engine, budget: float, rep: int) -> Ledger:
     return led
 
 
-def run_pymoo_ga(study: Study, engine: Engine, budget: float, rep: int) -> Ledger:
+def run_pymoo_ga(study: Study, engine: Engine, budget: float, rep: int, cpu: bool = False) -> Ledger:
     """pymoo's mixed-variable GA with NSGA-II's survival, ask/tell, pymoo's defaults otherwise."""
     from pymoo.core.mixed import MixedVariableGA
     from pymoo.core.problem import Problem
     from pymoo.core.termination import NoTermination
     from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
 
-    space, led = SearchSpace(study), Ledger(study)
+    space, led = SearchSpace(study), Ledger(study, cpu)
     algo = MixedVariableGA(pop_size=study.algorithm.pop_size, survival=RankAndCrowding(), seed=2000 + rep)
     algo.setup(Problem(vars=space.pymoo_vars(), n_obj=2), termination=NoTermination())
     while led.spent < budget:
@@ -101,14 +107,14 @@ def run_pymoo_ga(study: Study, engine: Engine, budget: float, rep: int) -> Ledge
     return led
 
 
-def run_optuna(study: Study, engine: Engine, budget: float, rep: int, sampler_name: str) -> Ledger:
+def run_optuna(study: Study, engine: Engine, budget: float, rep: int, sampler_name: str, cpu: bool = False) -> Ledger:
     import optuna  # type: ignore[import-not-found]
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = (optuna.samplers.NSGAIISampler(seed=3000 + rep) if sampler_name == "nsga2"
                else optuna.samplers.TPESampler(seed=4000 + rep, multivariate=True))
     ost = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
-    space, led = SearchSpace(study), Ledger(study)
+    space, led = SearchSpace(study), Ledger(study, cpu)
     while led.spent < budget:
         trial = ost.ask()
         ev = evaluate_genomes(led, space, engine, [{p: _suggest(trial, p, g) for p, g in space.genes.items()}])[0]
@@ -130,21 +136,22 @@ def _suggest(trial: Any, path: str, g: Any) -> Any:
     return g.values[trial.suggest_categorical(path, list(range(len(g.values))))]
 
 
-class _CpuBoundRun(SearchRun):
+class _BoundRun(SearchRun):
     """paretosched's own search loop, stopped (between generations, as every budget) once the
-    simulations it logged cost `cpu_budget` CPU seconds (set after construction)."""
+    simulations it logged cost `cost_budget` units (set after construction)."""
 
-    cpu_budget = 0.0
+    cost_budget = 0.0
+    cpu_cost = False
 
     def _stop_reason(self) -> str | None:
         if (reason := super()._stop_reason()) is not None:
             return reason
-        return "cpu_s" if log_ledger(self.study, self.run_dir).spent >= self.cpu_budget else None
+        return "budget" if log_ledger(self.study, self.run_dir, self.cpu_cost).spent >= self.cost_budget else None
 
 
-def log_ledger(study: Study, run_dir: Path) -> Ledger:
+def log_ledger(study: Study, run_dir: Path, cpu: bool = False) -> Ledger:
     """A run's search rows as a method history (a resampled genome's later rows carry its new mean)."""
-    led = Ledger(study)
+    led = Ledger(study, cpu)
     for row in read_evaluations(run_dir):
         # baselines and prefix-screening runs cost their simulations too
         if row.kind in ("search", "baseline", "screen"):
@@ -154,32 +161,34 @@ def log_ledger(study: Study, run_dir: Path) -> Ledger:
     return led
 
 
-def run_paretosched(study: Study, engine: Engine, budget: float, out: Path) -> Ledger:
+def run_paretosched(study: Study, engine: Engine, budget: float, out: Path, cpu: bool = False) -> Ledger:
     from paretosched.yamlio import dump_yaml
 
     # the re-check is the benchmark's, the same for every method; the search is the default
     run_study = study.model_copy(update={"recheck": []})
     out.mkdir(parents=True, exist_ok=True)
     (out / STUDY_FILE).write_text(dump_yaml(run_study.model_dump(mode="json"), sort_keys=False))
-    runner = _CpuBoundRun(run_study, out, engine, True)
-    runner.cpu_budget = budget
+    runner = _BoundRun(run_study, out, engine, True)
+    runner.cost_budget, runner.cpu_cost = budget, cpu
     with contextlib.redirect_stderr(io.StringIO()):
         runner.execute()
-    return log_ledger(study, out)
+    return log_ledger(study, out, cpu)
 
 
 # ---------------------------------------------------------------------------------------------
 # a method's front, cut at the budget and re-checked on fresh seeds
 
 def cut(led: Ledger, budget: float) -> tuple[list[Event], float]:
-    """The history up to the last event whose cumulative cost stays within the budget."""
-    spent, out = 0.0, []
+    """The history up to the last event whose cumulative cost stays within the budget, and the
+    CPU seconds of that history."""
+    spent, cpu, out = 0.0, 0.0, []
     for e in led.events:
-        if spent + e.cost > budget:
+        if spent + e.cost > budget + 1e-9:  # evaluation units are sums of 1/n: no float miss at the edge
             break
         spent += e.cost
+        cpu += e.cpu
         out.append(e)
-    return out, spent
+    return out, cpu
 
 
 def front_configs(events: list[Event]) -> list[dict[str, Any]]:
