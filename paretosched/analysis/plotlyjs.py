@@ -15,6 +15,8 @@ from pathlib import Path
 
 from plotly.offline import get_plotlyjs
 
+from paretosched.search.files import atomic_write_bytes
+
 PLOTLY_FILE = "plotly.min.js"
 
 # shown when the shared file is missing (the page was copied without it)
@@ -46,7 +48,6 @@ def write_shared(folder: Path, js: str | None = None) -> Path:
             return path
     except FileNotFoundError:
         pass
-    tmp = path.with_name(f".{PLOTLY_FILE}.{os.getpid()}.tmp")  # another command may write it at once
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    # a temporary file of its own (another command may write it at once), never through a link
+    atomic_write_bytes(path, data, fsync=False)
     return path

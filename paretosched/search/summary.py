@@ -102,7 +102,7 @@ def generation_from_json(d: Any) -> Generation | None:
 
 
 def write_summary(run_dir: Path, summary: Summary) -> None:
-    write_json(run_dir / SUMMARY, summary.to_json())
+    write_json(run_dir / SUMMARY, summary.to_json(), root=run_dir)
 
 
 def read_summary(run_dir: Path) -> Summary | None:
@@ -115,15 +115,19 @@ def read_summary(run_dir: Path) -> Summary | None:
     return Summary.from_json(value, path)
 
 
-def mark_interrupted(run_dir: Path) -> None:
-    """Say in the summary that the session stopped early (the last complete summary otherwise)."""
+def mark_interrupted(run_dir: Path, first: Summary) -> None:
+    """Say in the summary that the session stopped early (the last complete summary otherwise); a
+    run stopped before its first summary gets `first` (its name and versions) saying only that, so
+    that no run directory a session touched is left without a status."""
     try:
         summary = read_summary(run_dir)
-    except UserError:
+    except UserError:  # damaged: left as it is, for the user to see (analyse names it)
         return
-    if summary is not None and summary.status == "running":
+    if summary is None:
+        summary = first
+    if summary.status == "running":
         summary.status = "interrupted"
         try:
             write_summary(run_dir, summary)
-        except OSError:  # e.g. the full disk that stopped the run: report that error, not this one
+        except (OSError, UserError, ValueError):  # e.g. the full disk that stopped the run: report that error
             pass
