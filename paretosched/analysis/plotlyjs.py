@@ -15,7 +15,7 @@ from pathlib import Path
 
 from plotly.offline import get_plotlyjs
 
-from paretosched.search.files import atomic_write_bytes
+from paretosched.search.files import atomic_write_bytes, link_error
 
 PLOTLY_FILE = "plotly.min.js"
 
@@ -43,6 +43,8 @@ def write_shared(folder: Path, js: str | None = None) -> Path:
     js = get_plotlyjs() if js is None else js
     path = Path(folder) / PLOTLY_FILE
     data = js.encode("utf-8")
+    if path.is_symlink():  # even to the same bytes: nothing in a run directory may be a link we write
+        raise link_error(path)
     try:
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return path

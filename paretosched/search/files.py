@@ -153,14 +153,27 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: valid JSON syntax, but inf in Python
+        raise ValueError(f"{text[:30]} is out of a float's range")
+    return value
+
+
 def loads(text: str | bytes) -> Any:
-    """Strict JSON: NaN, Infinity and -Infinity are refused (ValueError), as `dumps` never writes them."""
-    return json.loads(text, parse_constant=_no_constant)
+    """Strict JSON: NaN, Infinity and numbers beyond a float (1e999) are refused (ValueError), as
+    `dumps` never writes them."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
 
 
 def finite(value: Any) -> bool:
     """A finite JSON number (a bool is not a number here)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond a float (10**400): no metric is one
+        return False
 
 
 def read_json(path: Path) -> dict[str, Any] | None:

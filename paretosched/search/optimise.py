@@ -20,7 +20,7 @@ from pymoo.core.population import Population
 
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
-from paretosched.search.blocks import BaselineResult, RecheckBlock, Resampling, Speculation
+from paretosched.search.blocks import RecheckBlock
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine, require_backend
 from paretosched.search.checkpoint import Checkpoint, load_checkpoint, restore_into, save_checkpoint
@@ -31,7 +31,7 @@ from paretosched.search.problem import build_algorithm
 from paretosched.search.progress import Progress
 from paretosched.search.rundir import (RunLock, cache_dir, check_same_twin, make_run_dir, open_run,
                                        record_fingerprint)
-from paretosched.search.runlog import LOG, POPULATION, Front, Generation, repair_log, write_front
+from paretosched.search.runlog import POPULATION, Front, Generation, repair_log, write_front
 from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler
 from paretosched.search.fidelity import make_screener
@@ -39,7 +39,7 @@ from paretosched.search.focus import Focus, baseline_specs
 from paretosched.search.screening import room, widened
 from paretosched.search.steady import SteadyLoop
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
-from paretosched.search.summary import Summary, mark_interrupted, write_summary
+from paretosched.search.summary import Summary, mark_interrupted, summary_of, versions, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
 
@@ -102,12 +102,8 @@ def _session(study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: li
     try:
         SearchRun(study, run_dir, engine, quiet, notes, stream).execute()
     except BaseException:  # Ctrl-C, SIGTERM, a lost Dask cluster, a bug...: the summary must not say running
-        mark_interrupted(run_dir, Summary(study=study.name, status="running", versions=_versions()))
+        mark_interrupted(run_dir, Summary(study=study.name, status="running", versions=versions()))
         raise
-
-
-def _versions() -> dict[str, str]:
-    return {"paretosched": twin_version().split("+")[0], "twin": twin_version()}
 
 
 class SearchRun:
@@ -399,40 +395,4 @@ class SearchRun:
                 pop_ranks[k] = int(r)
         write_json(self.run_dir / POPULATION, {"generation": self.state.generation, "final": final,
                                                "eval_ids": pop_ids, "rank": pop_ranks}, root=self.run_dir)
-        write_summary(self.run_dir, self._summary(front, final, block))
-
-    def _summary(self, front: list[int], final: bool, recheck: RecheckBlock) -> Summary:
-        ref = self.state.ref
-        rows = self.ledger.rows
-        baselines = {}
-        for name, bid in self.state.baseline_ids.items():
-            dominated_by: list[int] = []
-            if self.ledger.ok(bid):
-                fb = self.ledger.objective_vector(bid, self.signs)
-                dominated_by = [i for i in front if pareto.dominates(self.ledger.objective_vector(i, self.signs), fb)]
-            # on the search seeds, where the front was selected: the verdict users act on is
-            # recheck.dominated_baselines (fresh seeds)
-            baselines[name] = BaselineResult(bid, rows[bid].status, rows[bid].objectives, bool(dominated_by),
-                                             dominated_by)
-        search = self._search_ids()
-        # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
-        per_seed = [s for r in rows.values() for s in r.per_seed
-                    if r.supersedes is None or s.seed not in rows[r.supersedes].seeds]
-        return Summary(
-            study=self.study.name, status="done" if final else "running",
-            stop_reason=self.state.stop_reason if final else None,
-            objectives=[o.model_dump() for o in self.study.objectives],
-            reference_point=None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
-            reference_point_source=self.state.ref_source,
-            generations=list(self.state.generations),
-            n_evaluations=len(search), n_told=self.state.n_told,
-            n_failed=sum(1 for i in search if not self.ledger.ok(i)),
-            n_simulations=sum(1 for s in per_seed if not s.cached),
-            n_cache_hits=sum(1 for s in per_seed if s.cached),
-            front=front, hv=self._hv(front), baselines=baselines,
-            recheck=recheck, n_resampled=self.state.n_resampled, n_screened=self.state.n_screened,
-            resampling=Resampling(**self.resampler.spec.model_dump()) if self.resampler.active else None,  # type: ignore[union-attr]
-            speculation=Speculation.from_json((self.state.steady or {}).get("speculation")),
-            seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
-            versions=_versions(),
-            files={"log": LOG})
+        write_summary(self.run_dir, summary_of(self, front, final, block))

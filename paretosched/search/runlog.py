@@ -16,11 +16,10 @@ import csv
 import io
 import json
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
-from paretosched.errors import UserError
 from paretosched.search.blocks import FrontCheck
 from paretosched.search.files import atomic_write_text, finite, loads, open_file
 
