@@ -18,7 +18,7 @@ import dataclasses
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -112,7 +112,7 @@ def from_json(d: Any, where: Path) -> Checkpoint:
     fmt = d.get("format") if isinstance(d, dict) else None
     if fmt != Checkpoint.FORMAT:
         what = "has no format version" if fmt is None else f"has format {fmt!r}"
-        raise _damaged(where, f"{what}; this paretosched writes format {Checkpoint.FORMAT}")
+        raise damaged(where, f"{what}; this paretosched writes format {Checkpoint.FORMAT}")
     try:
         f = _File.model_validate(d)
         dec = Decoder(f.individuals)
@@ -128,13 +128,14 @@ def from_json(d: Any, where: Path) -> Checkpoint:
                                 "speculation": st.speculation}
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise _damaged(where, f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        raise damaged(where, f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
     except StateError as exc:
-        raise _damaged(where, str(exc)) from None
+        raise damaged(where, str(exc)) from None
     return Checkpoint(**values)
 
 
-def _damaged(where: Path, why: str) -> UserError:
+def damaged(where: Path, why: str) -> UserError:
+    """The one-line error of a checkpoint that cannot be used, with the way out."""
     return UserError(f"{where}: {why}; delete it and resume again: the run restarts from its evaluation log")
 
 
@@ -155,10 +156,12 @@ def load_checkpoint(run_dir: Path, notes: list[str] | None = None) -> Checkpoint
     try:
         raw = loads(p.read_bytes())
     except (ValueError, RecursionError) as exc:  # truncated, garbled, NaN, not UTF-8
-        raise _damaged(p, f"unreadable ({str(exc)[:80]})") from None
+        raise damaged(p, f"unreadable ({str(exc)[:80]})") from None
     except OSError as exc:
-        raise _damaged(p, f"cannot be read ({exc.strerror})") from None
-    return from_json(raw, p)
+        raise damaged(p, f"cannot be read ({exc.strerror})") from None
+    state = from_json(raw, p)
+    check_counts(state, run_dir)
+    return state
 
 
 def restore_into(state: Checkpoint, algo: Any, run_dir: Path) -> None:
@@ -166,5 +169,43 @@ def restore_into(state: Checkpoint, algo: Any, run_dir: Path) -> None:
     try:
         restore(algo, state.algorithm)
     except StateError as exc:
-        raise _damaged(run_dir / CHECKPOINT, str(exc)) from None
+        raise damaged(run_dir / CHECKPOINT, str(exc)) from None
     state.algorithm = algo
+
+
+def check_counts(state: Checkpoint, run_dir: Path) -> None:
+    """Refuse a checkpoint whose counts are negative (a hand-edited or damaged file that still parses)."""
+    counts = {"generation": state.generation + 1, "n_told": state.n_told, "next_eval_id": state.next_eval_id,
+              "n_resampled": state.n_resampled, "n_screened": state.n_screened, "elapsed_s": state.elapsed_s,
+              "steady.lag": 1 if state.steady is None else state.steady["lag"] - 1}
+    for k, v in counts.items():
+        if v < 0:
+            raise damaged(run_dir / CHECKPOINT, f"{k}: not a count")
+
+
+def check_consistent(state: Checkpoint, rows: dict[int, Any], baselines: list[str], n_objectives: int,
+                     run_dir: Path, population_ids: Callable[[], list[int]]) -> None:
+    """Refuse a checkpoint that does not fit the run's log and study: every eval id it names is a
+    logged row, the algorithm's population (`population_ids`, which decodes it) genomes of the log."""
+    why = None
+    ids = {"population": state.population, "baseline_ids": list(state.baseline_ids.values()),
+           "recheck_ids": [*map(_int, state.recheck_ids), *state.recheck_ids.values()]}
+    for key, values in ids.items():
+        unknown = [i for i in values if i not in rows]
+        if why is None and unknown:
+            why = f"{key}: evaluation {unknown[0]} is not in the log"
+    if why is None and state.baselines_done and sorted(state.baseline_ids) != sorted(baselines):
+        why = f"baseline_ids: {sorted(state.baseline_ids)} are not the study's baselines {sorted(baselines)}"
+    if why is None and state.ref is not None and len(state.ref) != n_objectives:
+        why = f"ref: {len(state.ref)} values for {n_objectives} objectives"
+    if why is None and state.generation >= 0:
+        try:
+            population_ids()
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            why = "its population holds genomes the log does not"
+    if why is not None:
+        raise damaged(run_dir / CHECKPOINT, why)
+
+
+def _int(key: str) -> int | None:
+    return int(key) if key.isdigit() else None

@@ -23,7 +23,7 @@ from paretosched.yamlio import dump_yaml
 from paretosched.search.blocks import RecheckBlock
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine, require_backend
-from paretosched.search.checkpoint import Checkpoint, load_checkpoint, restore_into, save_checkpoint
+from paretosched.search.checkpoint import Checkpoint, check_consistent, load_checkpoint, restore_into, save_checkpoint
 from paretosched.search.files import atomic_write_text, write_json
 from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
@@ -48,9 +48,8 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
              dask: str | None = None, quiet: bool = False, local: bool = False, silent: bool = False) -> Path:
     """Run the study at `study_path` (or resume the run directory given there); returns the run dir.
 
-    `local` evaluates on this machine even when the study (or the run's saved copy) says Dask.
-    `quiet`: log lines instead of a progress bar; `silent`: nothing at all on stderr (the Python API's
-    quiet=True: a notebook or a script that prints its own output).
+    `local` evaluates on this machine even when the study (or the run's saved copy) says Dask. `quiet`:
+    log lines instead of a progress bar; `silent`: nothing on stderr (the Python API's quiet=True).
     """
     if local and dask is not None:
         raise UserError("--local and --dask: choose one")
@@ -120,6 +119,7 @@ class SearchRun:
         repair_log(run_dir)
         self.start_notes: list[str] = []
         state = load_checkpoint(run_dir, self.start_notes)
+        restored = state is not None
         if state is None:
             # no checkpoint (deleted to recover, or killed before the first): the log may still
             # hold another twin's rows, which the summary written with them names
@@ -132,6 +132,9 @@ class SearchRun:
         self.state: Checkpoint = state
         self.algo = state.algorithm
         self.ledger = Ledger(run_dir, self.names, state.next_eval_id)
+        if restored:
+            check_consistent(state, self.ledger.rows, list(study.baselines), len(self.names), run_dir,
+                             self._population_ids)
         self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study), study.resampling)
         off = study.algorithm.n_offsprings or study.algorithm.pop_size
         self.screener = None if study.screening is None else \
@@ -312,13 +315,10 @@ class SearchRun:
             return None if self.state.ref is None else 0.0
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
         hv = pareto.hypervolume(F, np.array(self.state.ref))
-        if np.isfinite(hv):
-            return hv
-        if not self._hv_said:  # e.g. reference_point 1e308: the volume exceeds a float
+        if not np.isfinite(hv) and not self._hv_said:  # e.g. reference_point 1e308: beyond a float
             self._hv_said = True
-            self.progress.message(f"the hypervolume for the reference point {self.state.ref} is not a finite "
-                                  "number (it overflows a float): recorded as null")
-        return None
+            self.progress.message(f"hypervolume for the reference point {self.state.ref}: beyond a float, recorded as null")
+        return hv if np.isfinite(hv) else None
 
     def _record(self, gen: int, ids: list[int], resampled: int) -> Generation:
         front = self._front_ids()
