@@ -291,3 +291,14 @@ def test_ctrl_c_says_the_command_that_resumes(tmp_path: Path, monkeypatch: pytes
     assert err[-1] == f"paretosched: interrupted; resume with: paretosched optimise '{tmp_path / 'my run'}' --resume"
     monkeypatch.setitem(INTERRUPT_AFTER, "limit", 10**9)
     assert _cli(capsys, "optimise", str(tmp_path / "my run"), "--resume", "--quiet")[0] == 0
+
+
+def test_a_hypervolume_beyond_a_float_is_recorded_as_null_and_said_once(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(optimise_module.pareto, "hypervolume", lambda F, ref: float("inf"))  # a reference of 1e308
+    study = write_study(tmp_path, **SMALL)
+    code, err = _cli(capsys, "optimise", str(study), "--out", str(tmp_path / "run"), "--quiet")
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert code == 0 and s["hv"] is None and [g["hv"] for g in s["generations"]] == [None] * 3
+    assert sum("beyond a float, recorded as null" in line for line in err) == 1
