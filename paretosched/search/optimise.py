@@ -96,9 +96,9 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
 def _session(study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: list[str],
              stream: TextIO | None = None) -> None:
     """One session in a locked run directory: record the study, search, say if it stopped early."""
-    record_fingerprint(run_dir, study)  # before the study's copy: a resume compares with what the run began with
-    atomic_write_text(run_dir / STUDY_FILE, dump_yaml(study.model_dump(mode="json"), sort_keys=False), root=run_dir)
     try:
+        record_fingerprint(run_dir, study)  # before the study's copy: a resume compares with what the run began with
+        atomic_write_text(run_dir / STUDY_FILE, dump_yaml(study.model_dump(mode="json"), sort_keys=False), root=run_dir)
         SearchRun(study, run_dir, engine, quiet, notes, stream).execute()
     except BaseException:  # Ctrl-C, SIGTERM, a lost Dask cluster, a bug...: the summary must not say running
         mark_interrupted(run_dir, Summary(study=study.name, status="running", versions=versions()))
