@@ -86,7 +86,7 @@ def parts(run_dir: Path, cpu: bool = False, duration: Callable[[dict, int], floa
     resampler's own (`Resampler.ahead`) on the log as it was when the round was decided; a candidate
     the log never simulated lasts `duration(config, seed)`, by default the mean of that config's
     logged simulations."""
-    from paretosched.search.runlog import load_checkpoint
+    from paretosched.search.checkpoint import load_checkpoint
 
     log = run_dir / "evaluations.jsonl"
     rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]

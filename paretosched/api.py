@@ -82,9 +82,9 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
     from paretosched.search.optimise import optimise as run_study
 
     kw: dict[str, Any] = {"out": None if out is None else str(out), "resume": resume, "workers": workers,
-                          "dask": dask, "quiet": quiet}
+                          "dask": dask, "quiet": quiet, "silent": quiet}
     if isinstance(study, (str, Path)):
-        return _said(load_run(_api_words(lambda: run_study(str(study), **kw))))
+        return _said(load_run(_api_words(lambda: run_study(str(study), **kw))), quiet)
     resolved = _resolved_study(study)
     # the search layer starts from a study file (it records, re-reads and compares it on
     # resume); a resolved study is self-contained (absolute paths, explicit seeds), so a
@@ -93,7 +93,7 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
         path = Path(tmp) / f"{resolved.name}.yaml"
         path.write_text(dump_yaml(resolved.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
         run_dir = _api_words(lambda: run_study(str(path), **kw), str(path))
-    return _said(load_run(run_dir))
+    return _said(load_run(run_dir), quiet)
 
 
 def _api_words(call: Callable[[], Path], tmp_file: str | None = None) -> Path:
@@ -106,12 +106,12 @@ def _api_words(call: Callable[[], Path], tmp_file: str | None = None) -> Path:
         raise UserError(msg.replace(tmp_file, "<study dict>") if tmp_file else msg) from None
 
 
-def _said(run: Run) -> Run:
+def _said(run: Run, quiet: bool = False) -> Run:
     """`run`, after saying on stderr how many seed results the hidden evaluation cache gave (and where it is)."""
     from paretosched.search.rundir import cache_note
 
     s = run.summary
-    if s.n_cache_hits:  # a re-run that "finished in 0.15 s" must say why, as the CLI's table does
+    if s.n_cache_hits and not quiet:  # a re-run that "finished in 0.15 s" must say why, as the CLI's table does
         print(cache_note(run.path, s.n_cache_hits, s.n_simulations), file=sys.stderr)
     return run
 

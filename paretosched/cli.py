@@ -261,7 +261,9 @@ def _guarded(args: argparse.Namespace) -> int:
         return 2
     except KeyboardInterrupt as exc:
         terminated = isinstance(exc, _Terminated)
-        print(f"paretosched: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        resume = getattr(exc, "resume_command", None)  # optimise: the command that continues the run
+        print(f"paretosched: {'terminated' if terminated else 'interrupted'}"
+              + (f"; resume with: {resume}" if resume else ""), file=sys.stderr)
         return 143 if terminated else 130
     except BrokenPipeError:
         # output piped into `head` and closed early: not an error of ours

@@ -14,6 +14,7 @@ others are `superseded` by it), and only current rows enter the front and the pi
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +29,7 @@ from paretosched.analysis.recheck import load_recheck, search_seed_verdicts
 from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
 from paretosched.analysis.rundata import load_run as _load_run_data
 from paretosched.config import config_from_dict
+from paretosched.search.files import make_output_dir, write_output
 from paretosched.errors import UserError
 from paretosched.search.runlog import FRONT, current_rows, read_front
 from paretosched.search.summary import Summary
@@ -233,11 +235,13 @@ def write_table(run_dir: str | Path, out: str | Path, force: bool = False, per_s
             raise UserError(f"--output {out}: writing parquet needs pyarrow: pip install 'paretosched[parquet]'") from None
     run = load_run(run_dir)
     table = run.per_seed if per_seed else run.evaluations
-    p.parent.mkdir(parents=True, exist_ok=True)
+    make_output_dir(p.parent, Path(run_dir))  # in the run dir, never through a link (search/files.py)
     if suffix == ".csv":
-        table.to_csv(p, index=False)
+        write_output(p, table.to_csv(index=False), Path(run_dir))
     else:
-        _arrow_safe(table).to_parquet(p, index=False)
+        buf = io.BytesIO()
+        _arrow_safe(table).to_parquet(buf, index=False)
+        write_output(p, buf.getvalue(), Path(run_dir))
     return p
 
 

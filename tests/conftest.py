@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+# Dask's scheduler, workers and nanny log every start, stop and lost connection at INFO on stderr
+# (~60 lines a cluster): a failing test's output must show the failure. Set before dask is imported
+# (it reads its config from the environment then); the workers' processes inherit it.
+os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
 
 import pytest
 

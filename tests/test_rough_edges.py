@@ -16,9 +16,10 @@ from tests.test_api import STUDY
 
 
 def _optimise(study, out: Path, **kw) -> tuple[ps.Run, str]:
+    """The run and what it said on stderr (not quiet: quiet=True says nothing, issue 29)."""
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
-        run = ps.optimise(study, out=out, quiet=True, **kw)
+        run = ps.optimise(study, out=out, **kw)
     return run, err.getvalue()
 
 

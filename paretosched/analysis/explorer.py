@@ -36,6 +36,7 @@ from paretosched.analysis.plotlyjs import plotly_script
 from paretosched.analysis.recheck import Checked, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.units import metric_title
+from paretosched.search.files import make_output_dir, write_output
 from paretosched.search.runlog import Evaluation
 
 EXPLORER_PAGE = "explorer.html"
@@ -166,10 +167,10 @@ def write_explorer(run_dir: str, out: str | None = None, standalone: bool = Fals
     run = load_run(run_dir)
     data = explorer_data(run)
     path = explorer_file(out) if out else run.run_dir / EXPLORER_PAGE
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_output_dir(path.parent, run.run_dir)  # in the run dir, never through a link (search/files.py)
     data_type, text = _json_for_script(data, compress_above)
     page = PAGE.format(title=html.escape(f"paretosched explorer: {run.study_name}"),
                        plotly=plotly_script(path.parent, standalone),
                        data_type=data_type, data=text, plot_id=PLOT_ID, yaml_id=YAML_ID, script=SCRIPT)
-    path.write_text(page, encoding="utf-8")
+    write_output(path, page, run.run_dir)
     return path

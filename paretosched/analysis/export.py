@@ -35,6 +35,7 @@ from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.slurm_export import slurm_fragment
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
+from paretosched.search.files import make_output_dir, write_output
 from paretosched.yamlio import dump_yaml
 
 def config_document(run: RunData, eval_id: int, pick: str) -> dict[str, Any]:
@@ -114,11 +115,8 @@ def write_point(run: RunData, chosen: Pick, out: str, fmt: str = "yaml") -> Path
     path = Path(out)
     if path.is_dir():
         path = path / f"{run.study_name}_{_slug(chosen.name)}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "slurm":
-        path.write_text(slurm_fragment(doc), encoding="utf-8")
-        return path
-    path.write_text(to_yaml(doc), encoding="utf-8")
+    make_output_dir(path.parent, run.run_dir)  # in the run dir, never through a link (search/files.py)
+    write_output(path, slurm_fragment(doc) if fmt == "slurm" else to_yaml(doc), run.run_dir)
     return path
 
 

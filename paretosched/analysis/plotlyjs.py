@@ -15,6 +15,8 @@ from pathlib import Path
 
 from plotly.offline import get_plotlyjs
 
+from paretosched.search.files import atomic_write_bytes, link_error
+
 PLOTLY_FILE = "plotly.min.js"
 
 # shown when the shared file is missing (the page was copied without it)
@@ -41,12 +43,13 @@ def write_shared(folder: Path, js: str | None = None) -> Path:
     js = get_plotlyjs() if js is None else js
     path = Path(folder) / PLOTLY_FILE
     data = js.encode("utf-8")
+    if path.is_symlink():  # even to the same bytes: nothing in a run directory may be a link we write
+        raise link_error(path)
     try:
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return path
     except FileNotFoundError:
         pass
-    tmp = path.with_name(f".{PLOTLY_FILE}.{os.getpid()}.tmp")  # another command may write it at once
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    # a temporary file of its own (another command may write it at once), never through a link
+    atomic_write_bytes(path, data, fsync=False)
     return path

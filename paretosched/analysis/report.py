@@ -26,6 +26,7 @@ from paretosched.analysis.plotlyjs import plotly_script
 from paretosched.analysis.recheck import Recheck, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.errors import UserError
+from paretosched.search.files import make_output_dir, write_output
 
 
 def final_population(run: RunData, notes: list[str]) -> pd.DataFrame:
@@ -120,17 +121,15 @@ def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float |
         notes.append(f"{n_failed} failed search evaluation(s) are left out of every table and figure")
 
     dest = Path(out) if out else run.run_dir / "analysis"
-    dest.mkdir(parents=True, exist_ok=True)
+    make_output_dir(dest, run.run_dir)  # in the run dir, never through a link (search/files.py)
     front_t = _front_table(run, front, picks)
     picks_t = _picks_table(run, front, picks)
     clusters_t = points[["eval_id", *run.objectives]].reset_index(drop=True)
     clusters_t.insert(1, "cluster", clus.labels)
-    front_t.to_csv(dest / "front.csv", index=False)
-    picks_t.to_csv(dest / "picks.csv", index=False)
-    clusters_t.to_csv(dest / "clusters.csv", index=False)
-    lasso.to_csv(dest / "lasso.csv", index=False)
-    hv.to_csv(dest / "hypervolume.csv", index=False)
-    (dest / "notes.txt").write_text("".join(n + "\n" for n in notes), encoding="utf-8")
+    for name, table in (("front", front_t), ("picks", picks_t), ("clusters", clusters_t), ("lasso", lasso),
+                        ("hypervolume", hv)):
+        write_output(dest / f"{name}.csv", table.to_csv(index=False), run.run_dir)
+    write_output(dest / "notes.txt", "".join(n + "\n" for n in notes), run.run_dir)
 
     what = ON[on]
     rc = load_recheck(run)
@@ -140,7 +139,7 @@ def analyse(run_dir: str, out: str | None = None, on: str = "near", eps: float |
     # the run's own analysis/ shares the run dir's plotly.min.js (explorer.html's) instead of a second 4.8 MB copy
     shared = run.run_dir if dest.resolve().parent == Path(run.run_dir).resolve() else None
     page = _html(run, notes, figs, tables, clus, what, top, plotly_script(dest, shared_in=shared))
-    (dest / "report.html").write_text(page, encoding="utf-8")
+    write_output(dest / "report.html", page, run.run_dir)
     return dest
 
 

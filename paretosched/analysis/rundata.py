@@ -65,10 +65,11 @@ class RunData:
         return f[(f["kind"] == "search") & (f["status"] == "ok")]
 
 
-def read_log(path: Path) -> list[Evaluation]:
-    """The log's rows via the search layer's tolerant reader (a torn last line is dropped)."""
+def read_log(path: Path, objectives: list[str] | None = None) -> list[Evaluation]:
+    """The log's rows via the search layer's reader: a torn last line is dropped, a damaged line
+    before it, or a success without a finite value of one of `objectives`, is a one-line error."""
     try:
-        return read_evaluations(path)
+        return read_evaluations(path, objectives)
     except ValueError as exc:  # a damaged line before the last one
         raise UserError(f"{exc} (the log is damaged)") from None
 
@@ -145,12 +146,13 @@ def load_run(run_dir: str | Path) -> RunData:
     if not study_path.is_file():
         notes.append(f"{STUDY_FILE} is missing: gene types are guessed from the values")
     names, senses = _objectives(study, summary, d)
-    rows = read_log(log)
+    rows = read_log(log, names if len(names) >= 2 else None)
     genes = _genes(study, study_path) or _guessed_genes(rows)
     if len(names) < 2:
         obj_keys = [k for r in rows for k in (r.objectives or {})]
         names = list(dict.fromkeys(obj_keys))
         senses = ["min"] * len(names)
+        rows = read_log(log, names) if len(names) >= 2 else rows  # every success must hold them all
     if len(names) < 2:
         raise UserError(f"{d}: cannot tell the objectives (need at least two, in summary.json or study.yaml)")
     name = str(summary.study or study.get("name") or d.name)

@@ -6,21 +6,21 @@ twin's version and, for any evaluator but the twin, its 'module:function' (an an
 evaluator must never be served the twin's numbers, nor the reverse). So a changed trace, platform or twin never returns stale numbers, and any
 run of a study (or another study with the same config) reuses results.
 
-One small JSON file per key under `<dir>/<key[:2]>/<key>.json`, written atomically, so
-concurrent runs and processes can share a cache without locks (last writer wins with
-identical content). Only successes are stored.
+One small JSON file per key under `<dir>/<key[:2]>/<key>.json`, written atomically and never
+through a link (search/files.py), so concurrent runs and processes can share a cache without
+locks (last writer wins with identical content). Only successes whose every metric is a finite
+number are stored; an entry that is not one (damaged, hand-edited, NaN) is a miss, recomputed.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from paretosched.search.files import atomic_write_text
+from paretosched.search.files import atomic_write_text, dumps, finite, loads, make_dirs
 from paretosched.search.space import canonical
 
 from paretosched.sim import twin_version
@@ -76,15 +76,19 @@ class Cache:
         if self.dir is None:
             return None
         try:
-            with open(self._path(key), encoding="utf-8") as f:
-                entry = json.load(f)
-            return dict(entry["metrics"])
-        except (OSError, ValueError, KeyError, TypeError):
+            with open(self._path(key), "rb") as f:
+                metrics = loads(f.read())["metrics"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return None
+        if not isinstance(metrics, dict) or not all(isinstance(k, str) and finite(v) for k, v in metrics.items()):
+            return None
+        return metrics
 
     def put(self, key: str, metrics: dict[str, float]) -> None:
         if self.dir is None:
             return
+        if not all(finite(v) for v in metrics.values()):
+            return  # JSON has no inf or NaN: such a result is simulated again, never stored as another number
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps({"metrics": metrics}), fsync=False)
+        make_dirs(path.parent, root=self.dir)
+        atomic_write_text(path, dumps({"metrics": metrics}, indent=None), fsync=False, root=self.dir)

@@ -28,7 +28,7 @@ from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.options import FocusSpec
 from paretosched.search.problem import tell_objectives
 from paretosched.search.resample import refresh_objectives
-from paretosched.search.runlog import Checkpoint
+from paretosched.search.checkpoint import Checkpoint
 from paretosched.search.study import Study, baseline_config
 from paretosched.sim.metrics import mean_metrics
 

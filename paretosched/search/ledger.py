@@ -66,7 +66,7 @@ class Ledger:
         self.rows: dict[int, Evaluation] = {}
         self.pending: dict[int, Evaluation] = {}
         self.by_key: dict[str, int] = {}
-        for row in read_evaluations(run_dir):
+        for row in read_evaluations(run_dir, objectives):
             if row.eval_id < next_eval_id:
                 self.rows[row.eval_id] = row
                 self.by_key[row_key(row)] = row.eval_id
@@ -74,8 +74,8 @@ class Ledger:
                 self.pending[row.eval_id] = row
         missing = set(range(next_eval_id)) - set(self.rows)
         if missing:
-            raise UserError(f"{run_dir / LOG}: lacks evaluations {sorted(missing)[:5]} that checkpoint.pkl counts "
-                            "(was the log edited or replaced?); restore it, or delete checkpoint.pkl to "
+            raise UserError(f"{run_dir / LOG}: lacks evaluations {sorted(missing)[:5]} that checkpoint.json counts "
+                            "(was the log edited or replaced?); restore it, or delete checkpoint.json to "
                             "resume from what the log holds")
         self.next_id = next_eval_id
         self.successor: dict[int, int] = {}

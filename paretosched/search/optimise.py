@@ -9,25 +9,29 @@ interrupted-then-resumed runs give the same log and the same front.
 
 from __future__ import annotations
 
+import io
+import shlex
 import time
 from pathlib import Path
+from typing import Any, TextIO
 
 import numpy as np
 from pymoo.core.population import Population
 
 from paretosched.errors import UserError
 from paretosched.yamlio import dump_yaml
-from paretosched.search.blocks import BaselineResult, RecheckBlock, Resampling, Speculation
+from paretosched.search.blocks import RecheckBlock
 from paretosched.search.cache import Cache, twin_version
 from paretosched.search.evaluate import Engine, require_backend
+from paretosched.search.checkpoint import Checkpoint, check_consistent, load_checkpoint, restore_into, save_checkpoint
 from paretosched.search.files import atomic_write_text, write_json
 from paretosched.search.guards import announce, check_cache_dir, check_cost
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import build_algorithm
 from paretosched.search.progress import Progress
-from paretosched.search.rundir import RunLock, cache_dir, check_same_twin, make_run_dir, open_run
-from paretosched.search.runlog import (LOG, POPULATION, Checkpoint, Front, Generation, load_checkpoint, repair_log,
-                                       save_checkpoint, write_front)
+from paretosched.search.rundir import (RunLock, cache_dir, check_same_twin, make_run_dir, open_run,
+                                       record_fingerprint)
+from paretosched.search.runlog import POPULATION, Front, Generation, repair_log, write_front
 from paretosched.search.space import SearchSpace, starting_genomes
 from paretosched.search.resample import Resampler
 from paretosched.search.fidelity import make_screener
@@ -35,16 +39,17 @@ from paretosched.search.focus import Focus, baseline_specs
 from paretosched.search.screening import room, widened
 from paretosched.search.steady import SteadyLoop
 from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
-from paretosched.search.summary import Summary, mark_interrupted, write_summary
+from paretosched.search.summary import Summary, mark_interrupted, summary_of, versions, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
 
 
 def optimise(study_path: str, out: str | None = None, resume: bool = False, workers: int | None = None,
-             dask: str | None = None, quiet: bool = False, local: bool = False) -> Path:
+             dask: str | None = None, quiet: bool = False, local: bool = False, silent: bool = False) -> Path:
     """Run the study at `study_path` (or resume the run directory given there); returns the run dir.
 
-    `local` evaluates on this machine even when the study (or the run's saved copy) says Dask.
+    `local` evaluates on this machine even when the study (or the run's saved copy) says Dask. `quiet`:
+    log lines instead of a progress bar; `silent`: nothing on stderr (the Python API's quiet=True).
     """
     if local and dask is not None:
         raise UserError("--local and --dask: choose one")
@@ -61,7 +66,9 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
     study = study.model_copy(update={"parallel": par})
     require_backend(par.backend)  # before the run directory exists: no stray one left behind
     notes = [note] if note else []
-    announce(f"{study.name}: {check_cost(study, study_path)}")
+    cost = check_cost(study, study_path)
+    if not silent:
+        announce(f"{study.name}: {cost}")
     if study.evaluator is None:  # the twin: parse its inputs once, here, so bad ones fail fast
         from paretosched.search.twin import check_inputs
 
@@ -76,26 +83,33 @@ def optimise(study_path: str, out: str | None = None, resume: bool = False, work
     # connect first: a Dask scheduler out of reach must not leave a run dir holding only .lock
     with Engine(study.evaluator, par.workers, par.backend, par.address, cache) as engine:
         make_run_dir(run_dir)
-        with RunLock(run_dir):
-            open_run(Path(study_path), out, resume)  # again, now that no other session can change the directory
-            _session(study, run_dir, engine, quiet, notes)
+        try:
+            with RunLock(run_dir):
+                open_run(Path(study_path), out, resume)  # again, now that no other session can change the directory
+                _session(study, run_dir, engine, quiet, notes, io.StringIO() if silent else None)
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM: the CLI says how to continue (cli.py)
+            exc.resume_command = f"paretosched optimise {shlex.quote(str(run_dir))} --resume"  # type: ignore[attr-defined]
+            raise
     return run_dir
 
 
-def _session(study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: list[str]) -> None:
+def _session(study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: list[str],
+             stream: TextIO | None = None) -> None:
     """One session in a locked run directory: record the study, search, say if it stopped early."""
-    atomic_write_text(run_dir / STUDY_FILE, dump_yaml(study.model_dump(mode="json"), sort_keys=False))
     try:
-        SearchRun(study, run_dir, engine, quiet, notes).execute()
-    except BaseException:  # Ctrl-C, SIGTERM, a lost Dask cluster...: the summary must not say running
-        mark_interrupted(run_dir)
+        record_fingerprint(run_dir, study)  # before the study's copy: a resume compares with what the run began with
+        atomic_write_text(run_dir / STUDY_FILE, dump_yaml(study.model_dump(mode="json"), sort_keys=False), root=run_dir)
+        SearchRun(study, run_dir, engine, quiet, notes, stream).execute()
+    except BaseException:  # Ctrl-C, SIGTERM, a lost Dask cluster, a bug...: the summary must not say running
+        mark_interrupted(run_dir, Summary(study=study.name, status="running", versions=versions()))
         raise
 
 
 class SearchRun:
     """One session of a run: restores the checkpoint if any, then searches and re-checks."""
 
-    def __init__(self, study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: list[str] | None = None) -> None:
+    def __init__(self, study: Study, run_dir: Path, engine: Engine, quiet: bool, notes: list[str] | None = None,
+                 stream: TextIO | None = None) -> None:
         self.study, self.run_dir, self.engine = study, run_dir, engine
         self.space = SearchSpace(study)
         self.signs = study.signs
@@ -103,21 +117,25 @@ class SearchRun:
         self.seeds: list[int] = list(study.seeds)  # type: ignore[arg-type]
         self.t0 = time.monotonic()
         repair_log(run_dir)
-        state = load_checkpoint(run_dir)
         self.start_notes: list[str] = []
+        state = load_checkpoint(run_dir, self.start_notes)
+        restored = state is not None
         if state is None:
             # no checkpoint (deleted to recover, or killed before the first): the log may still
             # hold another twin's rows, which the summary written with them names
             check_same_twin(run_dir, None, twin_version())
             state = self._new_state()
-        elif not state.done:  # a finished run is only read, never extended
-            check_same_twin(run_dir, state.twin, twin_version())
+        else:
+            if not state.done:  # a finished run is only read, never extended
+                check_same_twin(run_dir, state.twin, twin_version())
+            restore_into(state, self._algorithm([]), run_dir)
         self.state: Checkpoint = state
         self.algo = state.algorithm
         self.ledger = Ledger(run_dir, self.names, state.next_eval_id)
-        # a run checkpointed before resampling existed continues without it, as it started
-        self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study) if state.resampling else [],
-                                   study.resampling)
+        if restored:
+            check_consistent(state, self.ledger.rows, list(study.baselines), len(self.names), run_dir,
+                             self._population_ids)
+        self.resampler = Resampler(self.ledger, self.signs, self.seeds, extra_seeds(study), study.resampling)
         off = study.algorithm.n_offsprings or study.algorithm.pop_size
         self.screener = None if study.screening is None else \
             make_screener(study.screening, self.space, self.seeds, self.signs, off, algorithm_seed(study))
@@ -126,7 +144,8 @@ class SearchRun:
         if total is None and b.generations is not None:
             total = study.algorithm.pop_size + (b.generations - 1) * off
         # a finished run only prints a message; a resumed one starts the bar where it stopped
-        self.progress = Progress(study.name, total, quiet or state.done, initial=state.n_told)
+        self.progress = Progress(study.name, total, quiet or state.done, stream, initial=state.n_told)
+        self._hv_said = False
         self.focus = Focus(study.focus, self.ledger, self.signs, state, self.progress.message)
         for note in [*(notes or []), *self.start_notes]:
             self.progress.message(note)
@@ -135,10 +154,14 @@ class SearchRun:
         ref = None
         if self.study.reference_point is not None:
             ref = list(self.signs * np.array([self.study.reference_point[o] for o in self.names]))
-        algo = build_algorithm(self.space, len(self.names), widened(self.study.algorithm, self.study.screening),
-                               algorithm_seed(self.study), starting_genomes(self.space, self.study, self.start_notes),
+        return Checkpoint(twin=twin_version(), algorithm=self._algorithm(self.start_notes), ref=ref,
+                          ref_source="study" if ref is not None else None)
+
+    def _algorithm(self, notes: list[str]) -> Any:
+        """The study's algorithm before generation 0 (a resume then sets its saved state)."""
+        return build_algorithm(self.space, len(self.names), widened(self.study.algorithm, self.study.screening),
+                               algorithm_seed(self.study), starting_genomes(self.space, self.study, notes),
                                focus=self.study.focus is not None)
-        return Checkpoint(twin=twin_version(), algorithm=algo, ref=ref, ref_source="study" if ref is not None else None)
 
     # ----------------------------------------------------------------------------------------
     def execute(self) -> None:
@@ -291,7 +314,11 @@ class SearchRun:
         if self.state.ref is None or not ids:
             return None if self.state.ref is None else 0.0
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
-        return pareto.hypervolume(F, np.array(self.state.ref))
+        hv = pareto.hypervolume(F, np.array(self.state.ref))
+        if not np.isfinite(hv) and not self._hv_said:  # e.g. reference_point 1e308: beyond a float
+            self._hv_said = True
+            self.progress.message(f"hypervolume for the reference point {self.state.ref}: beyond a float, recorded as null")
+        return hv if np.isfinite(hv) else None
 
     def _record(self, gen: int, ids: list[int], resampled: int) -> Generation:
         front = self._front_ids()
@@ -367,41 +394,5 @@ class SearchRun:
             for k, r in zip(ok_pos, pareto.ranks(F)):
                 pop_ranks[k] = int(r)
         write_json(self.run_dir / POPULATION, {"generation": self.state.generation, "final": final,
-                                               "eval_ids": pop_ids, "rank": pop_ranks})
-        write_summary(self.run_dir, self._summary(front, final, block))
-
-    def _summary(self, front: list[int], final: bool, recheck: RecheckBlock) -> Summary:
-        ref = self.state.ref
-        rows = self.ledger.rows
-        baselines = {}
-        for name, bid in self.state.baseline_ids.items():
-            dominated_by: list[int] = []
-            if self.ledger.ok(bid):
-                fb = self.ledger.objective_vector(bid, self.signs)
-                dominated_by = [i for i in front if pareto.dominates(self.ledger.objective_vector(i, self.signs), fb)]
-            # on the search seeds, where the front was selected: the verdict users act on is
-            # recheck.dominated_baselines (fresh seeds)
-            baselines[name] = BaselineResult(bid, rows[bid].status, rows[bid].objectives, bool(dominated_by),
-                                             dominated_by)
-        search = self._search_ids()
-        # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
-        per_seed = [s for r in rows.values() for s in r.per_seed
-                    if r.supersedes is None or s.seed not in rows[r.supersedes].seeds]
-        return Summary(
-            study=self.study.name, status="done" if final else "running",
-            stop_reason=self.state.stop_reason if final else None,
-            objectives=[o.model_dump() for o in self.study.objectives],
-            reference_point=None if ref is None else {o: float(self.signs[k] * ref[k]) for k, o in enumerate(self.names)},
-            reference_point_source=self.state.ref_source,
-            generations=list(self.state.generations),
-            n_evaluations=len(search), n_told=self.state.n_told,
-            n_failed=sum(1 for i in search if not self.ledger.ok(i)),
-            n_simulations=sum(1 for s in per_seed if not s.cached),
-            n_cache_hits=sum(1 for s in per_seed if s.cached),
-            front=front, hv=self._hv(front), baselines=baselines,
-            recheck=recheck, n_resampled=self.state.n_resampled, n_screened=self.state.n_screened,
-            resampling=Resampling(**self.resampler.spec.model_dump()) if self.resampler.active else None,  # type: ignore[union-attr]
-            speculation=Speculation.from_json((self.state.steady or {}).get("speculation")),
-            seeds=self.seeds, elapsed_s=round(self._elapsed(), 3),
-            versions={"paretosched": twin_version().split("+")[0], "twin": twin_version()},
-            files={"log": LOG})
+                                               "eval_ids": pop_ids, "rank": pop_ranks}, root=self.run_dir)
+        write_summary(self.run_dir, summary_of(self, front, final, block))

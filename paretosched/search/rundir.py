@@ -1,5 +1,5 @@
 """Opening a run directory, new or resumed, with the guards that keep one run's log whole:
-one session at a time, the same study, the same twin, a usable path."""
+one session at a time, the same study and inputs, the same twin, a usable path."""
 
 from __future__ import annotations
 
@@ -9,12 +9,17 @@ from types import TracebackType
 from typing import Any
 
 from paretosched.errors import UserError
+from paretosched.search.files import open_file, read_json, write_json
 from paretosched.search.guards import check_log
 from paretosched.search.runlog import read_evaluations
 from paretosched.search.study import STUDY_FILE, Study, load_study
 from paretosched.search.summary import read_summary
 
 LOCK = ".lock"  # held (flock) by the session writing the run; ignored when deciding "empty"
+FINGERPRINT = "fingerprint.json"  # what the run's numbers depend on, recorded when it began
+CACHE = ".cache"  # the evaluation cache beside the run directories (`cache_dir`)
+# study keys that change how a run is computed, never what: a resume may change them
+OPERATIONAL = ("parallel", "cache", "cache_dir")
 
 try:
     import fcntl
@@ -32,10 +37,14 @@ def open_run(path: Path, out: str | None, resume: bool) -> tuple[Study, Path, st
         if out is not None and Path(out).resolve() != path.resolve():
             raise UserError(f"--out {out}: a run directory resumes in place; drop --out (or resume the study "
                             f"file with --out)")
+        _not_the_cache(path)
         check_log(read_evaluations, path)
-        return load_study(path), path, None
+        study = load_study(path)
+        check_fingerprint(path, study)
+        return study, path, None
     study = load_study(path)
     run_dir = Path(out) if out is not None else Path("runs") / study.name
+    _not_the_cache(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise UserError(f"{run_dir}: exists and is not a directory; choose another --out")
     if not _has_content(run_dir):
@@ -50,7 +59,56 @@ def open_run(path: Path, out: str | None, resume: bool) -> tuple[Study, Path, st
         if diff is not None:
             raise UserError(f"{path}: differs from the study of {run_dir} at '{diff}' "
                             "(only 'parallel' may change on resume)")
+    check_fingerprint(run_dir, study)
     return study, run_dir, None
+
+
+def _not_the_cache(run_dir: Path) -> None:
+    if run_dir.name == CACHE:
+        raise UserError(f"{run_dir}: '{CACHE}' is the name of the evaluation cache's folder beside the run "
+                        "directories; name the study (or --out) otherwise")
+
+
+def fingerprint(study: Study) -> dict[str, Any]:
+    """What the run's numbers depend on: the study (but its operational keys) and the sha256 of the
+    trace and platform files its base config reads (None: inline, built in by name, or missing)."""
+    from paretosched.search.cache import file_digest  # the cache's memoised digest: one read per file
+    from paretosched.sim.inputs import input_files
+
+    files: dict[str, Any] = {}
+    for kind, p in input_files(study.base).items():  # type: ignore[arg-type]
+        files[kind] = None if p is None else {"path": p, "sha256": file_digest(p)}
+    return {"format": 1, "study": study.model_dump(mode="json", exclude=set(OPERATIONAL)), "files": files}
+
+
+def record_fingerprint(run_dir: Path, study: Study) -> None:
+    """Record the fingerprint when the run begins (or, for a run from before the file, now)."""
+    if not (run_dir / FINGERPRINT).exists():
+        write_json(run_dir / FINGERPRINT, fingerprint(study), root=run_dir)
+
+
+def check_fingerprint(run_dir: Path, study: Study) -> None:
+    """Refuse to resume a run whose trace, platform file or study changed since it began: its log
+    would mix numbers of two workloads (the cache key covers the files' bytes; so must resume)."""
+    path = run_dir / FINGERPRINT
+    saved = read_json(path)
+    if saved is None:
+        return
+    if not isinstance(saved.get("study"), dict) or not isinstance(saved.get("files"), dict):
+        raise UserError(f"{path}: expected the study and files the run began with (the file is damaged)")
+    now = fingerprint(study)
+    for kind, what, key in (("trace", "the trace", "workload.path"), ("platform", "the platform file", "platform")):
+        old, new = saved["files"].get(kind), now["files"][kind]
+        if old != new:
+            o, n = (d if isinstance(d, dict) else {} for d in (old, new))
+            raise UserError(f"{run_dir}: {what} changed since the run began ({key} {n.get('path') or o.get('path')}: "
+                            f"sha256 {str(o.get('sha256', 'none'))[:12]} then, {str(n.get('sha256', 'none'))[:12]} "
+                            "now); start a new run (another --out)")
+    diff = first_difference(saved["study"], now["study"])
+    if diff is not None:
+        raise UserError(f"{run_dir}: the study changed since the run began (at '{diff}'; only "
+                        f"{', '.join(OPERATIONAL)} may change on resume); restore it, or start a new run "
+                        "(another --out)")
 
 
 def cache_dir(study: Study, run_dir: Path) -> Path:
@@ -116,7 +174,7 @@ class RunLock:
         if fcntl is None:  # pragma: no cover
             return self
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = open_file(self.path, os.O_RDWR | os.O_CREAT, root=self.path.parent)
         except OSError as exc:
             raise UserError(f"{self.path.parent}: cannot write in the run directory: {exc.strerror or exc}") from None
         try:

@@ -1,8 +1,9 @@
-"""The run directory on disk (format: docs/rundir.md): atomic files, log, checkpoint, front.
+"""The run directory on disk (format: docs/rundir.md): the evaluation log and the front.
 
 This module owns the records a run directory stores and is the only code that turns them into
-bytes and back: `Evaluation` (one line of evaluations.jsonl, with its `SeedResult`s),
-`Checkpoint` (checkpoint.pkl) and the front.csv rows. Every other module reads their fields.
+bytes and back: `Evaluation` (one line of evaluations.jsonl, with its `SeedResult`s), the
+`Generation` records and the front.csv rows (the checkpoint is `checkpoint.py`'s). Every other
+module reads their fields.
 
 Crash safety rests on two rules: every file but the log is replaced atomically
 (`search/files.py`), and the log is only appended to and fsync'ed, so a SIGKILL can at worst tear its last line, which
@@ -15,20 +16,17 @@ import csv
 import io
 import json
 import os
-import pickle
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
-from paretosched.errors import UserError
 from paretosched.search.blocks import FrontCheck
-from paretosched.search.files import atomic_write_bytes, atomic_write_text
+from paretosched.search.files import atomic_write_text, finite, loads, open_file
 
 LOG = "evaluations.jsonl"
 FRONT = "front.csv"
 SUMMARY = "summary.json"
 POPULATION = "population.json"
-CHECKPOINT = "checkpoint.pkl"
 
 # ---------------------------------------------------------------------------------------------
 # the records
@@ -42,6 +40,14 @@ def _opt(d: dict[str, Any], key: str, kind: type | tuple[type, ...], default: An
     if v is not None and (isinstance(v, bool) or not isinstance(v, kind)):  # no field of a row is a bool
         raise _bad(f"{key}: expected {getattr(kind, '__name__', kind)}, got {type(v).__name__}")
     return v
+
+
+def _numbers(d: dict[str, Any], key: str, nullable: bool = False) -> None:
+    """`d[key]`, when there, maps names to finite numbers (or null, when `nullable`)."""
+    v = _opt(d, key, dict)
+    for k, x in (v or {}).items():
+        if not (finite(x) or (nullable and x is None)):
+            raise _bad(f"{key}.{k}: expected a finite number, got {str(x)[:30]}")
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,7 @@ class SeedResult:
     def from_json(cls, d: Any) -> SeedResult:
         if not isinstance(d, dict) or not isinstance(d.get("seed"), int):
             raise _bad("per_seed: expected objects with an integer seed")
+        _numbers(d, "metrics", nullable=True)  # JSON null for a non-finite metric (ledger._json_safe)
         return cls(d["seed"], str(d.get("status", "ok")), _opt(d, "metrics", dict), _opt(d, "error", str),
                    float(_opt(d, "wall_s", (int, float), 0.0)), bool(d.get("cached", False)))
 
@@ -126,10 +133,17 @@ class Evaluation:
         seeds = _opt(d, "seeds", list, [])
         if not all(isinstance(s, int) for s in seeds):
             raise _bad("seeds: expected integers")
+        status = str(_opt(d, "status", str, "failed"))
+        if status not in ("ok", "failed"):
+            raise _bad(f"status: expected ok or failed, got {status!r}")
+        # a failed evaluation is logged with status failed and objectives null: a success's numbers
+        # are finite (make_row), so a NaN or a string here is damage, not a convention
+        _numbers(d, "metrics")
+        _numbers(d, "objectives")
         return cls(eval_id=d["eval_id"], kind=str(_opt(d, "kind", str, "search")),
                    generation=int(_opt(d, "generation", int, -1)), seeds=list(seeds),
                    per_seed=[SeedResult.from_json(s) for s in _opt(d, "per_seed", list, [])],
-                   status=str(_opt(d, "status", str, "failed")), genome=_opt(d, "genome", dict) or {},
+                   status=status, genome=_opt(d, "genome", dict) or {},
                    x=_opt(d, "x", dict) or {}, config=_opt(d, "config", dict) or {}, name=_opt(d, "name", str),
                    recheck_of=_opt(d, "recheck_of", int), supersedes=_opt(d, "supersedes", int),
                    metrics=_opt(d, "metrics", dict), objectives=_opt(d, "objectives", dict),
@@ -140,11 +154,12 @@ class Evaluation:
 # the evaluation log
 
 def append_rows(run_dir: Path, rows: Iterable[Evaluation]) -> None:
-    """Append rows (one JSON line each) in one write, then fsync."""
+    """Append rows (one JSON line each) in one write, then fsync; never through a link."""
     text = "".join(json.dumps(r.to_json(), allow_nan=False, separators=(",", ":")) + "\n" for r in rows)
     if not text:
         return
-    with open(run_dir / LOG, "a", encoding="utf-8") as f:
+    fd = open_file(run_dir / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, root=run_dir)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
@@ -159,9 +174,10 @@ def current_rows(rows: list[Evaluation]) -> list[Evaluation]:
     return [r for r in rows if r.eval_id not in gone]
 
 
-def read_evaluations(path: str | Path) -> list[Evaluation]:
+def read_evaluations(path: str | Path, objectives: list[str] | None = None) -> list[Evaluation]:
     """Rows of an evaluation log (a run dir or the jsonl itself); a torn last line is dropped.
-    A damaged line before it is a ValueError naming the file and the line."""
+    A damaged line before it is a ValueError naming the file and the line; so is a successful
+    row without one of `objectives` (the run's, when the caller knows them)."""
     p = Path(path)
     if p.is_dir():
         p = p / LOG
@@ -173,15 +189,20 @@ def read_evaluations(path: str | Path) -> list[Evaluation]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except ValueError:
+            obj = loads(line)
+        except (ValueError, RecursionError) as exc:
             if i == len(lines) - 1:  # only the unterminated last line may be torn (killed mid-append)
                 break
-            raise ValueError(f"{p}:{i + 1}: corrupt log line") from None
+            why = "" if isinstance(exc, json.JSONDecodeError) else f" ({str(exc)[:60]})"
+            raise ValueError(f"{p}:{i + 1}: corrupt log line{why}") from None
         try:
-            rows.append(Evaluation.from_json(obj))
+            row = Evaluation.from_json(obj)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{p}:{i + 1}: {exc}") from None
+        absent = [o for o in objectives or [] if row.ok and o not in (row.objectives or {})]
+        if absent:
+            raise ValueError(f"{p}:{i + 1}: not an evaluation (objectives: a successful evaluation lacks {absent[0]})")
+        rows.append(row)
     return rows
 
 
@@ -194,7 +215,7 @@ def repair_log(run_dir: Path) -> int:
     good = data.rfind(b"\n") + 1  # 0 when there is no complete line at all
     if good < len(data):
         # the tail after the last newline is torn by construction (rows end with '\n')
-        with open(p, "r+b") as f:
+        with os.fdopen(open_file(p, os.O_RDWR, root=run_dir), "r+b") as f:
             f.truncate(good)
             f.flush()
             os.fsync(f.fileno())
@@ -202,7 +223,7 @@ def repair_log(run_dir: Path) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# checkpoint
+# progress
 
 @dataclass
 class Generation:
@@ -225,80 +246,6 @@ class Generation:
         return {"generation": self.generation, "evaluations": self.evaluations,
                 "new_evaluations": self.new_evaluations, "failures": self.failures, "hv": self.hv,
                 "front_size": self.front_size, "best": self.best, "resampled": self.resampled}
-
-
-@dataclass
-class Checkpoint:
-    """What a session needs to continue a run exactly where the last one stopped.
-
-    Pickled as a plain dict with `format` (so renaming this class breaks no checkpoint). Format 1
-    (paretosched before this record) had the same keys; a format-1 checkpoint without
-    `n_resampled` predates resampling, and that run continues without it (`resampling` False).
-    `n_screened` (prefix screening's rows, counted in the budget) is 0 in checkpoints older than it."""
-
-    FORMAT: ClassVar[int] = 2
-
-    algorithm: Any  # the pymoo algorithm, between ask and tell
-    twin: str | None = None  # the twin version that started the run (None: a checkpoint from before the field)
-    generation: int = -1
-    n_told: int = 0
-    next_eval_id: int = 0
-    baselines_done: bool = False
-    ref: list[float] | None = None  # reference point, minimisation form
-    ref_source: str | None = None
-    generations: list[Generation] = field(default_factory=list)
-    elapsed_s: float = 0.0
-    population: list[int] = field(default_factory=list)
-    baseline_ids: dict[str, int] = field(default_factory=dict)
-    stop_reason: str | None = None
-    done: bool = False
-    n_resampled: int = 0
-    resampling: bool = True
-    n_screened: int = 0  # screen rows (screening by prefix) logged so far
-    recheck_ids: dict[str, int] = field(default_factory=dict)
-    steady: dict[str, Any] | None = None  # schedule steady: lag and the genomes bred but not yet told (steady.py)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"format": self.FORMAT, **{f.name: getattr(self, f.name) for f in fields(self)}}
-        return out | {"generations": [vars(g).copy() for g in self.generations]}
-
-    @classmethod
-    def from_dict(cls, d: Any, where: Path) -> Checkpoint:
-        fmt = d.get("format") if isinstance(d, dict) else None
-        if fmt not in (1, cls.FORMAT):
-            what = "has no format version" if fmt is None else f"has format {fmt!r}"
-            raise UserError(f"{where}: {what} (another paretosched wrote it); delete it and resume again: the run "
-                            "restarts from its evaluation log")
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in d.items() if k in known}
-        if fmt == 1:
-            values["resampling"] = "n_resampled" in d
-        known = {f.name for f in fields(Generation)}  # format 1's have no `resampled` before resampling
-        values["generations"] = [Generation(**{k: v for k, v in g.items() if k in known})
-                                 for g in values.get("generations", [])]
-        return cls(**values)
-
-
-def save_checkpoint(run_dir: Path, state: Checkpoint) -> None:
-    atomic_write_bytes(run_dir / CHECKPOINT, pickle.dumps(state.to_dict(), protocol=pickle.HIGHEST_PROTOCOL))
-
-
-def load_checkpoint(run_dir: Path) -> Checkpoint | None:
-    p = run_dir / CHECKPOINT
-    if not p.exists():
-        return None
-    try:
-        with open(p, "rb") as f:
-            raw = pickle.load(f)  # noqa: S301 - our own file, written by save_checkpoint
-    except Exception as exc:  # noqa: BLE001 - truncated, corrupt, or pickled by other code
-        # the log alone is enough: a resume without checkpoint replays it, simulating nothing logged
-        raise UserError(f"{p}: unreadable ({type(exc).__name__}: {exc}); delete it and resume again: "
-                        "the run restarts from its evaluation log") from None
-    try:
-        return Checkpoint.from_dict(raw, p)
-    except TypeError as exc:  # a versioned dict without a field its format has
-        raise UserError(f"{p}: incomplete ({exc}); delete it and resume again: the run restarts from its "
-                        "evaluation log") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,7 +290,7 @@ class Front:
 
 def write_front(run_dir: Path, front: Front, genes: list[str], objectives: list[str]) -> None:
     """front.csv, atomically."""
-    atomic_write_text(run_dir / FRONT, front.to_csv(genes, objectives))
+    atomic_write_text(run_dir / FRONT, front.to_csv(genes, objectives), root=run_dir)
 
 
 def read_front(run_dir: Path) -> Any:

@@ -340,7 +340,7 @@ class SteadyLoop:
 
     def _speculation(self) -> dict[str, Any]:
         """The run's speculation so far, earlier sessions' and this one's (its unused time is known when
-        the pool closes), as summary.json holds it (the checkpoint too: a plain dict, `runlog.Checkpoint`)."""
+        the pool closes), as summary.json holds it (the checkpoint too: a plain dict, `checkpoint.Checkpoint`)."""
         return (self.speculated + (self.pool.stats if self.pool is not None else Speculation())).to_json()
 
     def _last_record(self, pool: TaskPool) -> None:

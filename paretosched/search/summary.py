@@ -17,7 +17,9 @@ from paretosched.errors import UserError
 from paretosched.search.blocks import (BaselineResult, RecheckBlock, Resampling, Speculation, as_int, as_values,
                                        baselines_from_json, is_num)
 from paretosched.search.files import read_json, write_json
-from paretosched.search.runlog import SUMMARY, Generation
+from paretosched.search.runlog import LOG, SUMMARY, Generation
+from paretosched.search import pareto
+from paretosched.sim import twin_version
 
 _NUMBER = (int, float)
 # the JSON type of each field, checked on reading (a bool is never a number here)
@@ -102,7 +104,7 @@ def generation_from_json(d: Any) -> Generation | None:
 
 
 def write_summary(run_dir: Path, summary: Summary) -> None:
-    write_json(run_dir / SUMMARY, summary.to_json())
+    write_json(run_dir / SUMMARY, summary.to_json(), root=run_dir)
 
 
 def read_summary(run_dir: Path) -> Summary | None:
@@ -115,15 +117,63 @@ def read_summary(run_dir: Path) -> Summary | None:
     return Summary.from_json(value, path)
 
 
-def mark_interrupted(run_dir: Path) -> None:
-    """Say in the summary that the session stopped early (the last complete summary otherwise)."""
+def mark_interrupted(run_dir: Path, first: Summary) -> None:
+    """Say in the summary that the session stopped early (the last complete summary otherwise); a
+    run stopped before its first summary gets `first` (its name and versions) saying only that, so
+    that no run directory a session touched is left without a status."""
     try:
         summary = read_summary(run_dir)
-    except UserError:
+    except UserError:  # damaged: left as it is, for the user to see (analyse names it)
         return
-    if summary is not None and summary.status == "running":
+    if summary is None:
+        summary = first
+    if summary.status == "running":
         summary.status = "interrupted"
         try:
             write_summary(run_dir, summary)
-        except OSError:  # e.g. the full disk that stopped the run: report that error, not this one
+        except (OSError, UserError, ValueError):  # e.g. the full disk that stopped the run: report that error
             pass
+
+
+def summary_of(run: Any, front: list[int], final: bool, recheck: RecheckBlock) -> Summary:
+    """The summary of a session's run (`run`: optimise.SearchRun, typed Any as in steady.py: that
+    module imports this one) with its front and re-check block; `final` once the run is done."""
+    ref = run.state.ref
+    rows = run.ledger.rows
+    baselines = {}
+    for name, bid in run.state.baseline_ids.items():
+        dominated_by: list[int] = []
+        if run.ledger.ok(bid):
+            fb = run.ledger.objective_vector(bid, run.signs)
+            dominated_by = [i for i in front if pareto.dominates(run.ledger.objective_vector(i, run.signs), fb)]
+        # on the search seeds, where the front was selected: the verdict users act on is
+        # recheck.dominated_baselines (fresh seeds)
+        baselines[name] = BaselineResult(bid, rows[bid].status, rows[bid].objectives, bool(dominated_by),
+                                         dominated_by)
+    search = run._search_ids()
+    # seeds a resampled row copied from the row it supersedes are neither simulations nor cache hits
+    per_seed = [s for r in rows.values() for s in r.per_seed
+                if r.supersedes is None or s.seed not in rows[r.supersedes].seeds]
+    return Summary(
+        study=run.study.name, status="done" if final else "running",
+        stop_reason=run.state.stop_reason if final else None,
+        objectives=[o.model_dump() for o in run.study.objectives],
+        reference_point=None if ref is None else {o: float(run.signs[k] * ref[k]) for k, o in enumerate(run.names)},
+        reference_point_source=run.state.ref_source,
+        generations=list(run.state.generations),
+        n_evaluations=len(search), n_told=run.state.n_told,
+        n_failed=sum(1 for i in search if not run.ledger.ok(i)),
+        n_simulations=sum(1 for s in per_seed if not s.cached),
+        n_cache_hits=sum(1 for s in per_seed if s.cached),
+        front=front, hv=run._hv(front), baselines=baselines,
+        recheck=recheck, n_resampled=run.state.n_resampled, n_screened=run.state.n_screened,
+        resampling=Resampling(**run.resampler.spec.model_dump()) if run.resampler.active else None,  # type: ignore[union-attr]
+        speculation=Speculation.from_json((run.state.steady or {}).get("speculation")),
+        seeds=run.seeds, elapsed_s=round(run._elapsed(), 3),
+        versions=versions(),
+        files={"log": LOG})
+
+
+def versions() -> dict[str, str]:
+    """The package and twin versions a run records (the twin's numbers depend on them)."""
+    return {"paretosched": twin_version().split("+")[0], "twin": twin_version()}

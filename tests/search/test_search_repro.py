@@ -127,7 +127,7 @@ def test_run_dir_guards(tmp_path: Path) -> None:
 
 
 def test_resume_refuses_a_run_another_twin_started(tmp_path: Path) -> None:
-    from paretosched.search.runlog import load_checkpoint, save_checkpoint
+    from paretosched.search.checkpoint import load_checkpoint, save_checkpoint
     from paretosched.sim import twin_version
 
     run = run_quiet(write_study(tmp_path, **SMALL), tmp_path / "run")

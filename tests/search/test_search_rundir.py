@@ -15,7 +15,7 @@ from conftest import run_quiet, stable_rows, summary, write_study
 from paretosched.errors import UserError
 from paretosched.search.optimise import optimise
 from paretosched.search.rundir import LOCK, RunLock, first_difference
-from paretosched.search.runlog import CHECKPOINT
+from paretosched.search.checkpoint import CHECKPOINT
 
 SMALL = dict(budget={"generations": 3}, algorithm={"pop_size": 8})
 QUICKSTART = Path(__file__).resolve().parents[2] / "studies" / "quickstart.yaml"
@@ -72,7 +72,7 @@ def test_an_unreadable_checkpoint_names_the_file_and_the_way_out(tmp_path: Path)
     ref = stable_rows(run)
     data = (run / CHECKPOINT).read_bytes()
     (run / CHECKPOINT).write_bytes(data[: len(data) // 2])
-    with pytest.raises(UserError, match=r"checkpoint.pkl: unreadable \(.*\); delete it and resume again"):
+    with pytest.raises(UserError, match=r"checkpoint.json: unreadable \(.*\); delete it and resume again"):
         run_quiet(run, run, resume=True)
     (run / CHECKPOINT).unlink()  # the advice works: the log alone rebuilds the same run
     run_quiet(run, run, resume=True)
@@ -139,7 +139,7 @@ def test_a_log_shorter_than_its_checkpoint_is_a_one_line_error(tmp_path: Path) -
     log = run / "evaluations.jsonl"
     lines = log.read_text().splitlines(keepends=True)
     log.write_text("".join(lines[:5]))  # as if an older copy of the log had been put back
-    with pytest.raises(UserError, match=r"evaluations.jsonl: lacks evaluations \[5, 6, 7, 8, 9\] that checkpoint.pkl counts"):
+    with pytest.raises(UserError, match=r"evaluations.jsonl: lacks evaluations \[5, 6, 7, 8, 9\] that checkpoint.json counts"):
         run_quiet(run, run, resume=True)
 
 

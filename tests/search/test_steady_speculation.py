@@ -190,7 +190,14 @@ def test_speculation_on_loky_and_dask_workers_gives_the_serial_log(tmp_path: Pat
     loky = run_quiet(study, tmp_path / "loky", workers=2)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         dist = run_quiet(study, tmp_path / "dask", dask=cluster.scheduler_address)
-    assert stats[0].speculated == 0 and stats[1].speculated > 0 and stats[2].speculated > 0
+    # whatever the workers' timing (whether idle workers found seeds to run ahead is the machine's
+    # load; the virtual-time tests above show speculations used): serial never speculates, each
+    # run's summary counts what its pool did, and the logs are the serial one
+    assert len(stats) == 3 and stats[0].speculated == 0
+    for st, run in zip(stats, (local, loky, dist)):
+        assert st.used <= st.speculated
+        assert summary(run)["speculation"] == {"speculated": st.speculated, "used": st.used,
+                                               "unused_s": round(st.unused_s, 3)}
     assert stable_rows(local) == stable_rows(loky) == stable_rows(dist)
 
 
