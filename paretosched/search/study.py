@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import AfterValidator, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from paretosched.config import config_from_dict, load_config
@@ -74,13 +74,52 @@ def _seed_kind(value: Any) -> str | None:
     return "seed-list" if isinstance(value, list) else None
 
 
-_SEED_UNION = Union[Annotated[int, Tag("seed-count")], Annotated[list[Annotated[int, Field(ge=0)]], Tag("seed-list")]]
-# a number of seeds or an explicit list (a bool or a string is neither)
+# a seed lands in int64 columns (the per-seed tables, numpy): a larger one would turn them to objects
+MAX_SEED = 2**63 - 1
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+
+def _no_repeats(seeds: list[int], what: str) -> None:
+    """A seed listed twice would count as two replications of one run: noise of 0, a mean of one."""
+    seen: set[int] = set()
+    for s in seeds:
+        if s in seen:
+            raise ValueError(f"seed {s} is listed twice ({what} must be distinct seeds)")
+        seen.add(s)
+
+
+def _replication_seeds(v: int | list[int]) -> int | list[int]:
+    if isinstance(v, int) and v < 1:
+        raise ValueError("seeds must be >= 1 (a count) or a non-empty list")
+    if isinstance(v, list):
+        if not v:
+            raise ValueError("seeds must be a non-empty list of distinct seeds")
+        _no_repeats(v, "seeds")
+    if (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
+        raise ValueError(f"at most {MAX_SEEDS} seeds")
+    return v
+
+
+def _recheck_seeds(v: int | list[int]) -> int | list[int]:
+    if isinstance(v, int) and v < 0:
+        raise ValueError("recheck must be >= 0 (0 = no re-check)")
+    if isinstance(v, list):
+        _no_repeats(v, "re-check seeds")
+    if (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
+        raise ValueError(f"at most {MAX_SEEDS} re-check seeds")
+    return v
+
+
+_SEED_UNION = Union[Annotated[int, Tag("seed-count")], Annotated[list[Seed], Tag("seed-list")]]
+# a number of seeds or an explicit list (a bool or a string is neither); the one rule of a seeds
+# value, for study files and the Python API alike (`paretosched.arguments`)
 Seeds = Annotated[_SEED_UNION, Discriminator(
-    _seed_kind, custom_error_type="seeds_type", custom_error_message="expected a number of seeds or a list of seeds")]
+    _seed_kind, custom_error_type="seeds_type", custom_error_message="expected a number of seeds or a list of seeds"),
+    AfterValidator(_replication_seeds)]
 Recheck = Annotated[_SEED_UNION, Discriminator(
     _seed_kind, custom_error_type="seeds_type",
-    custom_error_message="expected a number of fresh seeds (0 = no re-check), a list of seeds, or null")]
+    custom_error_message="expected a number of fresh seeds (0 = no re-check), a list of seeds, or null"),
+    AfterValidator(_recheck_seeds)]
 
 
 def _base_kind(value: Any) -> str | None:
@@ -104,7 +143,7 @@ class Study(_Strict):
     objectives: list[Objective] = Field(
         default_factory=lambda: [Objective(name="energy_kwh"), Objective(name="mean_bsld")], min_length=2)
     seeds: Seeds = 1
-    seed: int = Field(0, ge=0, description="study seed: algorithm RNG and derived seeds")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="study seed: algorithm RNG and derived seeds")
     budget: Budget
     algorithm: AlgorithmSpec = Field(default_factory=AlgorithmSpec)
     parallel: ParallelSpec = Field(default_factory=ParallelSpec)
@@ -119,26 +158,6 @@ class Study(_Strict):
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
     cache: bool = True
     cache_dir: str | None = None
-
-    @field_validator("seeds")
-    @classmethod
-    def _seeds(cls, v: int | list[int]) -> int | list[int]:
-        if isinstance(v, int) and v < 1:
-            raise ValueError("seeds must be >= 1 (a count) or a non-empty list")
-        if isinstance(v, list) and (not v or len(set(v)) != len(v)):
-            raise ValueError("seeds must be a non-empty list of distinct seeds")
-        if (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
-            raise ValueError(f"at most {MAX_SEEDS} seeds")
-        return v
-
-    @field_validator("recheck")
-    @classmethod
-    def _recheck(cls, v: int | list[int] | None) -> int | list[int] | None:
-        if isinstance(v, int) and v < 0:
-            raise ValueError("recheck must be >= 0 (0 = no re-check)")
-        if v is not None and (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
-            raise ValueError(f"at most {MAX_SEEDS} re-check seeds")
-        return v
 
     @field_validator("name")
     @classmethod
