@@ -42,6 +42,14 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
+# The magnitudes a numeric gene's bounds may have. pymoo computes high - low and ratios of
+# bounds, and the twin divides and multiplies by the values (a speed factor of 1e-300 makes a job
+# last 1e303 s and its energy inf); no config field has a meaning beyond these, and the config
+# schema's own bounds (checked on the extremes by `check_gene`) are usually tighter still.
+GENE_TINY = 1e-12
+GENE_HUGE = 1e15
+
+
 class _RangeGene(StrictModel):
     """The bounds check and the analysis encoding of the numeric genes (the subclasses give type,
     low and high their types, and their pymoo representation)."""
@@ -56,6 +64,10 @@ class _RangeGene(StrictModel):
     def _bounds(self) -> _RangeGene:
         if self.low > self.high:
             raise ValueError(f"low ({self.low}) > high ({self.high})")
+        for key, v in (("low", self.low), ("high", self.high)):
+            if v != 0 and not GENE_TINY <= abs(v) <= GENE_HUGE:
+                raise ValueError(f"{key} ({v}): a bound is 0 or between {GENE_TINY:g} and {GENE_HUGE:g} in "
+                                 "magnitude (beyond, the search's arithmetic and the twin's overflow)")
         if self.log and self.low <= 0:
             raise ValueError(f"log scale needs low > 0 (got {self.low})")
         return self

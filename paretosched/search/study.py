@@ -9,6 +9,7 @@ Every error is a one-line `UserError` naming the file and the key.
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -25,7 +26,8 @@ from paretosched.search.guards import MAX_SEEDS, require_evaluator
 from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
 from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
-STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
+STUDY_FILE = "study.yaml"
+MAX_REFERENCE = 1e12  # |reference point| per objective: see Study._bounded_reference  # name of the resolved copy inside a run directory
 
 
 def metric_names() -> tuple[str, ...]:
@@ -158,6 +160,34 @@ class Study(_Strict):
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
     cache: bool = True
     cache_dir: str | None = None
+
+    @field_validator("search")
+    @classmethod
+    def _no_nested_genes(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # refused, not merged: the field's value would overwrite the section's choice or be
+        # overwritten by it (by study order), so two genomes would make one config, and the log,
+        # the cache and the population (which key on configs) would no longer agree
+        for outer in v:
+            inner = next((p for p in v if p.startswith(outer + ".")), None)
+            if inner is not None:
+                raise ValueError(f"genes {outer!r} and {inner!r} both set {inner}: search a section or its "
+                                 "fields, not both (to search whole sections, list every variant as a choice)")
+        return v
+
+    @field_validator("reference_point")
+    @classmethod
+    def _bounded_reference(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        # the hypervolume is a product of one (reference - value) per objective: bounded values
+        # keep it, and the JSON it is written to, finite (1e308 gave inf and a crash)
+        if v is None:
+            return v
+        for name, x in v.items():
+            if abs(x) > MAX_REFERENCE:
+                raise ValueError(f"{name}: {x:g} is beyond +-{MAX_REFERENCE:g} (the hypervolume would overflow)")
+        if sum(math.log10(2 * max(abs(x), 1.0)) for x in v.values()) > 300:
+            raise ValueError("these values make a hypervolume beyond 1e300 (a float overflows at 1.8e308); "
+                             "give smaller ones")
+        return v
 
     @field_validator("name")
     @classmethod
