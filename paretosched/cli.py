@@ -26,6 +26,9 @@ def _seed_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
     if not seeds or any(s < 0 for s in seeds):
         raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
+    twice = next((s for i, s in enumerate(seeds) if s in seeds[:i]), None)
+    if twice is not None:  # a repeat is one run counted twice (the study's rule, search.study.Seeds)
+        raise argparse.ArgumentTypeError(f"seed {twice} is listed twice (expected distinct seeds), got {text!r}")
     return seeds
 
 
