@@ -202,7 +202,10 @@ class Run:
     def pick(self, expr: str = "balanced") -> Pick:
         """One point by a pick expression (as `paretosched export --pick`), e.g. "knee",
         "min:energy_kwh", "weights:0.7,0.3", "index:0", "eval:42", or "baseline:NAME"."""
-        return choose(self.data, expr)
+        try:
+            return choose(self.data, expr)
+        except UserError as exc:  # e.g. "weights: ..." alone would not say which argument
+            raise UserError(str(exc) if repr(expr) in str(exc) else f"pick {expr!r}: {exc}") from None
 
     @checked(pick=PICK, path=OPTIONAL_PATH)
     def export(self, pick: str = "balanced", path: str | Path | None = None) -> dict[str, Any]:
@@ -215,6 +218,7 @@ class Run:
         config_from_dict(doc, f"export of eval {chosen.eval_id}")  # what simulate would refuse, refused here
         if path is not None:
             try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
                 Path(path).write_text(to_yaml(doc), encoding="utf-8")
             except OSError as exc:  # a full disk (/dev/full), a vanished folder: one line naming the file
                 raise UserError(f"path {path}: cannot write the exported config: {exc.strerror or exc}") from None

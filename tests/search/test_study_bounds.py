@@ -1,0 +1,147 @@
+"""Study shapes that used to crash a run or mislead (issue 29, items 4 and 8 and the smaller ones):
+extreme gene bounds and reference points, genes on a section and its field, repeated re-check
+seeds, and a `base` that is some other file. Each is refused at load, one line naming the key."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paretosched.config import config_from_dict
+from paretosched.errors import UserError
+from paretosched.search.analytic import study_dict
+from paretosched.search.space import SearchSpace
+from paretosched.search.study import load_study
+from paretosched.sim.metrics import METRIC_NAMES
+
+
+def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(data, sort_keys=False))
+    return p
+
+
+def _error(tmp_path: Path, data: dict[str, Any]) -> str:
+    with pytest.raises(UserError) as info:
+        load_study(_write(tmp_path, data))
+    msg = str(info.value)
+    assert "\n" not in msg and msg.startswith(str(tmp_path / "s.yaml")), msg
+    return msg
+
+
+def _genes(**genes: Any) -> dict[str, Any]:
+    return study_dict(search={k.replace("__", "."): v for k, v in genes.items()})
+
+
+# ---------------------------------------------------------------------------------------------
+# gene bounds (item 4: a low bound of 1e-300 wrote inf to summary.json and crashed optimise)
+
+@pytest.mark.parametrize("path, gene, words", [
+    ("model.p1_speed", {"type": "float", "low": 1e-300, "high": 1.0, "log": True}, "low (1e-300)"),
+    ("scheduler.bw_cap", {"type": "float", "low": 0.5, "high": 1e300}, "high (1e+300)"),
+    ("scheduler.freq", {"type": "float", "low": -1e-200, "high": 1.0}, "low (-1e-200)"),
+])
+def test_gene_bounds_beyond_what_arithmetic_holds_are_refused(tmp_path: Path, path: str, gene: dict[str, Any],
+                                                              words: str) -> None:
+    msg = _error(tmp_path, study_dict(search={path: gene}))
+    assert f"search.{path}" in msg and words in msg
+
+
+FLOATS = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.0, 1e-300, 1e300, 5e-324]))
+FIELDS = ["scheduler.freq", "model.p1_speed", "scheduler.bw_cap", "scheduler.power_off_idle_s", "model.p2_power"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(FIELDS), low=FLOATS, high=FLOATS, log=st.booleans(), u=st.floats(0, 1))
+def test_an_accepted_float_gene_only_proposes_values_the_config_accepts(tmp_path: Path, path: str, low: float,
+                                                                       high: float, log: bool, u: float) -> None:
+    data = study_dict(search={path: {"type": "float", "low": low, "high": high, "log": log}})
+    try:
+        study = load_study(_write(tmp_path, data))
+    except UserError as exc:
+        assert "\n" not in str(exc) and f"search.{path}" in str(exc)
+        return
+    space = SearchSpace(study)
+    var = space.pymoo_vars()[path]
+    lo, hi = var.bounds
+    assert math.isfinite(hi - lo)
+    value = space.decode({path: lo + u * (hi - lo)})[path]
+    assert math.isfinite(value) and study.search[path].low <= value <= study.search[path].high
+    assert value == 0 or 1e-12 <= abs(value) <= 1e15
+    config_from_dict(space.config({path: value}))  # the schema takes every value the gene proposes
+
+
+# ---------------------------------------------------------------------------------------------
+# reference points (item 4: 1e308 overflowed the hypervolume to inf)
+
+def test_a_reference_point_the_hypervolume_cannot_hold_is_refused(tmp_path: Path) -> None:
+    msg = _error(tmp_path, study_dict(reference_point={"energy_kwh": 1e308, "mean_bsld": 2.0}))
+    assert "reference_point" in msg and "energy_kwh" in msg and "1e+308" in msg
+    assert load_study(_write(tmp_path, study_dict(reference_point={"energy_kwh": 1e12, "mean_bsld": -1e12})))
+    # each value within bounds, but their product (one factor per objective) beyond a float
+    names = list(METRIC_NAMES[:26])
+    msg = _error(tmp_path, study_dict(objectives=names, reference_point={n: 1e12 for n in names}))
+    assert "reference_point" in msg and "hypervolume" in msg
+
+
+# ---------------------------------------------------------------------------------------------
+# genes on a section and on its field (item 8: KeyError in _population_ids mid-run)
+
+WORKLOADS = [{"jobs": [{"run_s": 10.0}]}, {"jobs": [{"run_s": 20.0}, {"run_s": 5.0}]}]
+
+
+@pytest.mark.parametrize("outer, inner, genes", [
+    ("workload", "workload.n_jobs", {"workload": {"type": "choice", "values": WORKLOADS},
+                                     "workload.n_jobs": {"type": "int", "low": 1, "high": 2}}),
+    ("scheduler", "scheduler.freq", {"scheduler.freq": {"type": "float", "low": 0.5, "high": 1.0},
+                                     "scheduler": {"type": "choice", "values": [{"kind": "classic"},
+                                                                                {"kind": "classic", "freq": 0.7}]}}),
+])
+def test_genes_on_a_section_and_its_field_are_refused(tmp_path: Path, outer: str, inner: str,
+                                                      genes: dict[str, Any]) -> None:
+    msg = _error(tmp_path, study_dict(search=genes))
+    assert f"'{outer}'" in msg and f"'{inner}'" in msg and "search" in msg
+
+
+def test_a_section_gene_alone_and_sibling_fields_still_load(tmp_path: Path) -> None:
+    assert load_study(_write(tmp_path, study_dict(search={"workload": {"type": "choice", "values": WORKLOADS}})))
+    # `scheduler.freq` and `scheduler.freq_by_type...`: a shared prefix, not a section and its field
+    assert load_study(_write(tmp_path, study_dict(search={"scheduler.freq": {"type": "float", "low": 0.5, "high": 1.0},
+                                                          "scheduler.freq_by_type": {"type": "choice",
+                                                                                     "values": [{}]}})))
+
+
+# ---------------------------------------------------------------------------------------------
+# smaller ones
+
+@pytest.mark.parametrize("key, value", [("recheck", [5, 5, 5]), ("seeds", [1, 2, 1])])
+def test_a_seed_listed_twice_is_refused(tmp_path: Path, key: str, value: list[int]) -> None:
+    msg = _error(tmp_path, study_dict(**{key: value}))
+    assert f"{key}: seed {value[-1]} is listed twice" in msg
+
+
+SHADOW = "root:$6$saltsalt$secrethash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
+
+
+@pytest.mark.parametrize("text", [SHADOW, "s3cr3t-t0ken-value\n", "- s3cr3t\n- other\n"])
+def test_a_base_that_is_another_file_is_named_never_echoed(tmp_path: Path, text: str) -> None:
+    other = tmp_path / "shadow"
+    other.write_text(text)
+    msg = _error(tmp_path, study_dict(base=str(other)))
+    assert f"base: {other}" in msg
+    msg = msg.replace(str(tmp_path), "")
+    assert "secret" not in msg and "s3cr3t" not in msg and "root" not in msg and "daemon" not in msg
+
+
+def test_a_mistyped_config_key_still_gets_its_suggestion(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("platfrom: homogeneous-2\n")
+    msg = _error(tmp_path, study_dict(base=str(cfg)))
+    assert "platfrom: unknown key (did you mean 'platform'?)" in msg
+
