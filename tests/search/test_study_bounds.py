@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,24 +18,7 @@ from paretosched.search.analytic import study_dict
 from paretosched.search.space import SearchSpace
 from paretosched.search.study import load_study
 from paretosched.sim.metrics import METRIC_NAMES
-
-
-def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
-    p = tmp_path / "s.yaml"
-    p.write_text(yaml.safe_dump(data, sort_keys=False))
-    return p
-
-
-def _error(tmp_path: Path, data: dict[str, Any]) -> str:
-    with pytest.raises(UserError) as info:
-        load_study(_write(tmp_path, data))
-    msg = str(info.value)
-    assert "\n" not in msg and msg.startswith(str(tmp_path / "s.yaml")), msg
-    return msg
-
-
-def _genes(**genes: Any) -> dict[str, Any]:
-    return study_dict(search={k.replace("__", "."): v for k, v in genes.items()})
+from test_search_study import _error, _write  # the study file helpers (tests/search is on sys.path)
 
 
 # ---------------------------------------------------------------------------------------------
