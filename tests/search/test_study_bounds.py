@@ -28,6 +28,8 @@ from test_search_study import _error, _write  # the study file helpers (tests/se
     ("model.p1_speed", {"type": "float", "low": 1e-300, "high": 1.0, "log": True}, "low (1e-300)"),
     ("scheduler.bw_cap", {"type": "float", "low": 0.5, "high": 1e300}, "high (1e+300)"),
     ("scheduler.freq", {"type": "float", "low": -1e-200, "high": 1.0}, "low (-1e-200)"),
+    ("model.p1_speed", {"type": "choice", "values": [0.75, 1e-300]}, "value (1e-300)"),
+    ("scheduler.bw_cap", {"type": "bool", "values": [None, 1e300]}, "value (1e+300)"),
 ])
 def test_gene_bounds_beyond_what_arithmetic_holds_are_refused(tmp_path: Path, path: str, gene: dict[str, Any],
                                                               words: str) -> None:
