@@ -63,3 +63,15 @@ def test_reliability_doc_names_analytic_evaluators_that_exist() -> None:
     assert len(named) > 1
     for name in named:
         assert callable(getattr(analytic, name, None)), f"docs/reliability.md names analytic:{name}"
+
+
+def test_an_interrupted_optimise_says_how_to_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import paretosched.commands.optimise as command
+
+    def interrupted(*_: Any, **__: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "run_optimise", interrupted)
+    code, err = _cli("optimise", "my study.yaml", "--out", "runs/x")
+    assert code == 130
+    assert err == "paretosched: interrupted; `paretosched optimise 'my study.yaml' --out runs/x --resume` continues the run\n"
