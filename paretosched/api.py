@@ -7,6 +7,8 @@ notebook has at hand: a dict, a file path or a validated object. The model is py
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -81,13 +83,22 @@ def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Seque
 def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None = None, workers: int | None = None, resume: bool = False,
              dask: str | None = None, quiet: bool = False) -> Run:
     """Run (or with `resume`, continue) a study given as a file, a dict or a `Study`; returns
-    its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`."""
+    its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`. `quiet=True`
+    writes nothing on stderr (the command's --quiet lines included: the `Run` holds what they say)."""
+    if quiet:
+        with contextlib.redirect_stderr(io.StringIO()):
+            return _optimise(study, out, workers, resume, dask, quiet)
+    return _said(_optimise(study, out, workers, resume, dask, quiet))
+
+
+def _optimise(study: Study | dict[str, Any] | Path, out: Path | None, workers: int | None, resume: bool,
+              dask: str | None, quiet: bool) -> Run:
     from paretosched.search.optimise import optimise as run_study
 
     kw: dict[str, Any] = {"out": None if out is None else str(out), "resume": resume, "workers": workers,
                           "dask": dask, "quiet": quiet}
     if isinstance(study, (str, Path)):
-        return _said(load_run(_api_words(lambda: run_study(str(study), **kw))))
+        return load_run(_api_words(lambda: run_study(str(study), **kw)))
     resolved = _resolved_study(study)
     # the search layer starts from a study file (it records, re-reads and compares it on
     # resume); a resolved study is self-contained (absolute paths, explicit seeds), so a
@@ -96,7 +107,7 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
         path = Path(tmp) / f"{resolved.name}.yaml"
         path.write_text(dump_yaml(resolved.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
         run_dir = _api_words(lambda: run_study(str(path), **kw), str(path))
-    return _said(load_run(run_dir))
+    return load_run(run_dir)
 
 
 def _api_words(call: Callable[[], Path], tmp_file: str | None = None) -> Path:

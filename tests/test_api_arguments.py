@@ -211,3 +211,12 @@ def test_fuzz_run_export_and_pick(run: ps.Run, tmp_path_factory: pytest.TempPath
         if target is not None:
             assert Path(target).is_file()
     outcome(lambda: run.pick(pick), "pick", pick)
+
+
+def test_quiet_optimise_writes_nothing_on_stderr(run_dir: Path, run: ps.Run) -> None:
+    for quiet in (True, False):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            again = ps.optimise(STUDY, out=run_dir, resume=True, quiet=quiet)
+        assert again.evaluations.equals(run.evaluations)
+        assert (err.getvalue() == "") == quiet, err.getvalue()
