@@ -192,8 +192,12 @@ class Study(_Strict):
     @field_validator("name")
     @classmethod
     def _not_a_dot(cls, v: str) -> str:
-        if v in (".", ".."):  # runs/. is runs itself, runs/.. its parent
-            raise ValueError("a study name names its run folder (runs/<name>): '.' and '..' are not names")
+        # runs/. is runs itself, runs/.. its parent, runs/.cache the evaluation cache (search/rundir.py)
+        if v.startswith("."):
+            raise ValueError(f"a study name names its run folder (runs/<name>): {v!r} would be "
+                             f"{'runs itself or its parent' if v in ('.', '..') else 'hidden'}"
+                             f"{' (runs/.cache is the evaluation cache)' if v == '.cache' else ''}; "
+                             "start it with a letter or a digit")
         return v
 
     @field_validator("evaluator")

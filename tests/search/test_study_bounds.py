@@ -4,6 +4,8 @@ seeds, and a `base` that is some other file. Each is refused at load, one line n
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 from pathlib import Path
 from typing import Any
@@ -129,3 +131,18 @@ def test_a_mistyped_config_key_still_gets_its_suggestion(tmp_path: Path) -> None
     msg = _error(tmp_path, study_dict(base=str(cfg)))
     assert "platfrom: unknown key (did you mean 'platform'?)" in msg
 
+
+
+@pytest.mark.parametrize("name", [".cache", ".hidden"])
+def test_a_study_name_that_would_hide_its_run_folder_is_refused_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    msg = _error(tmp_path, study_dict(name=name))
+    assert "name: a study name names its run folder" in msg and "hidden" in msg
+    # the command refuses it before making runs/ (a study named .cache left runs/.cache/.lock)
+    from paretosched.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert main(["optimise", "s.yaml"]) == 2
+    assert "name: a study name names its run folder" in err.getvalue()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
