@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
+import paretosched as ps
 from paretosched.cli import main
+from paretosched.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 RL_CONFIG = ROOT / "studies" / "configs" / "rl-reinforce.yaml"
@@ -75,3 +77,13 @@ def test_an_interrupted_optimise_says_how_to_resume(tmp_path: Path, monkeypatch:
     code, err = _cli("optimise", "my study.yaml", "--out", "runs/x")
     assert code == 130
     assert err == "paretosched: interrupted; `paretosched optimise 'my study.yaml' --out runs/x --resume` continues the run\n"
+
+
+def test_simulate_refuses_provenance_seeds_listed_twice(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"platform": "homogeneous-2", "workload": {"jobs": [{"run_s": 5.0}]},
+                                   "provenance": {"seeds": [7, 8, 7]}}))
+    code, err = _cli("simulate", str(cfg))
+    assert code == 2 and f"{cfg}: provenance.seeds.2: seed 7 is listed twice" in err
+    with pytest.raises(UserError, match="provenance.seeds: seed 7 is listed twice"):
+        ps.simulate(cfg)  # the API's rule is the same
