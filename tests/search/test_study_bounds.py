@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from paretosched.config import config_from_dict
 from paretosched.errors import UserError
 from paretosched.search.analytic import study_dict
 from paretosched.search.space import SearchSpace
-from paretosched.search.study import load_study
+from paretosched.search.study import Study, load_study
 from paretosched.sim.metrics import METRIC_NAMES
 from test_search_study import _error, _write  # the study file helpers (tests/search is on sys.path)
 
@@ -146,3 +147,67 @@ def test_a_study_name_that_would_hide_its_run_folder_is_refused_and_leaves_nothi
         assert main(["optimise", "s.yaml"]) == 2
     assert "name: a study name names its run folder" in err.getvalue()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml"]
+
+
+# ---------------------------------------------------------------------------------------------
+# numeric extremes on every float of the study schema: refused in one line, or a run that ends
+
+def _float_keys(model: Any, prefix: str = "") -> list[str]:
+    """Dotted keys of every float field of `model` and of its sections."""
+    from pydantic import BaseModel
+
+    keys = []
+    for name, f in model.model_fields.items():
+        args = [a for a in (typing.get_args(f.annotation) or (f.annotation,)) if a is not type(None)]
+        for a in args:
+            if a is float:
+                keys.append(prefix + name)
+            elif isinstance(a, type) and issubclass(a, BaseModel):
+                keys += _float_keys(a, f"{prefix}{name}.")
+    return keys
+
+
+STUDY_FLOATS = _float_keys(Study)
+EXTREMES = [1e308, -1e308, 5e-324, 1e-300, -0.0, 2**64]
+
+
+def _set(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    node = data
+    *parents, leaf = key.split(".")
+    for p in parents:
+        if not isinstance(node.get(p), dict):
+            node[p] = {}
+        node = node[p]
+    node[leaf] = value
+    if key.startswith("screening.") and leaf != "prefix":
+        node["by"] = "forest"
+    elif key == "screening.prefix":
+        node["by"] = "prefix"
+        data["base"]["workload"] = {"jobs": [{"run_s": 10.0}, {"run_s": 20.0}], "n_jobs": 2}
+    return data
+
+
+def test_the_schema_walk_finds_the_study_floats() -> None:
+    assert {"budget.wall_time_s", "algorithm.crossover.eta", "algorithm.mutation.eta",
+            "resampling.tolerance", "screening.explore"} <= set(STUDY_FLOATS)
+
+
+@pytest.mark.parametrize("key", STUDY_FLOATS)
+@pytest.mark.parametrize("value", EXTREMES)
+def test_every_study_float_at_an_extreme_loads_or_is_refused_naming_it(tmp_path: Path, key: str, value: Any) -> None:
+    data = _set(study_dict(resampling={"max_seeds": 2}), key, value)
+    try:
+        load_study(_write(tmp_path, data))
+    except UserError as exc:
+        assert "\n" not in str(exc) and key.rsplit(".", 1)[-1] in str(exc), str(exc)
+
+
+@pytest.mark.parametrize("value", [1e308, 5e-324])
+def test_extreme_operator_indices_still_end_a_run_with_finite_results(tmp_path: Path, value: float) -> None:
+    from conftest import log_json, run_quiet, summary, write_study
+
+    study = write_study(tmp_path, algorithm={"pop_size": 4, "crossover": {"eta": value},
+                                             "mutation": {"eta": value}}, budget={"generations": 2})
+    out = run_quiet(study, tmp_path / "run")
+    assert summary(out)["status"] == "done"
+    assert all(math.isfinite(v) for r in log_json(out) for v in (r["objectives"] or {}).values())
