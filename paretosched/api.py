@@ -84,11 +84,14 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
              dask: str | None = None, quiet: bool = False) -> Run:
     """Run (or with `resume`, continue) a study given as a file, a dict or a `Study`; returns
     its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`. `quiet=True`
-    writes nothing on stderr (the command's --quiet lines included: the `Run` holds what they say)."""
-    if quiet:
-        with contextlib.redirect_stderr(io.StringIO()):
-            return _optimise(study, out, workers, resume, dask, quiet)
-    return _said(_optimise(study, out, workers, resume, dask, quiet))
+    writes no progress on stderr (not even the command's --quiet lines: the `Run` holds what
+    they say); only results the evaluation cache gave are still said, as they explain a run
+    that took no time."""
+    if not quiet:
+        return _said(_optimise(study, out, workers, resume, dask, quiet))
+    with contextlib.redirect_stderr(io.StringIO()):
+        run = _optimise(study, out, workers, resume, dask, quiet)
+    return _said(run)
 
 
 def _optimise(study: Study | dict[str, Any] | Path, out: Path | None, workers: int | None, resume: bool,

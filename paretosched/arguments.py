@@ -50,8 +50,8 @@ def _path(value: Any) -> Path:
     text = os.fspath(value)
     if not isinstance(text, str) or not text:
         raise ValueError("expected")
-    if "\0" in text:
-        raise ValueError("a path cannot hold a NUL character")
+    if any(c in text for c in "\0\n\r"):  # NUL: no such file; a line break would split every message naming it
+        raise ValueError("a path cannot hold a NUL character or a line break")
     return Path(text)
 
 

@@ -109,7 +109,7 @@ def test_a_study_dict_may_hold_numpy_numbers(run_dir: Path, run: ps.Run) -> None
     assert again.evaluations.equals(run.evaluations)
 
 
-@pytest.mark.parametrize("path", [None, 5, b"runs/x", "", "a\0b"])
+@pytest.mark.parametrize("path", [None, 5, b"runs/x", "", "a\0b", "\n"])
 def test_load_run_refuses_what_is_not_a_path(path: Any) -> None:
     refused(lambda: ps.load_run(path), "path")
 
@@ -213,7 +213,9 @@ def test_fuzz_run_export_and_pick(run: ps.Run, tmp_path_factory: pytest.TempPath
     outcome(lambda: run.pick(pick), "pick", pick)
 
 
-def test_quiet_optimise_writes_nothing_on_stderr(run_dir: Path, run: ps.Run) -> None:
+def test_quiet_optimise_writes_no_progress_on_stderr(run_dir: Path, run: ps.Run) -> None:
+    # (the study has `cache: false`: a cached re-run still says where its results came from,
+    # tests/test_rough_edges.py)
     for quiet in (True, False):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
