@@ -142,7 +142,8 @@ WEIRD = st.one_of(
                      {"a": 1}, object(), Path("."), np.array([[1, 2]])]),
 )
 ARGUMENT = st.one_of(WEIRD, st.lists(WEIRD, max_size=4), st.tuples(WEIRD, WEIRD))
-FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def outcome(call: Callable[[], Any], name: str, value: Any) -> Any:
@@ -222,3 +223,24 @@ def test_quiet_optimise_writes_no_progress_on_stderr(run_dir: Path, run: ps.Run)
             again = ps.optimise(STUDY, out=run_dir, resume=True, quiet=quiet)
         assert again.evaluations.equals(run.evaluations)
         assert (err.getvalue() == "") == quiet, err.getvalue()
+
+
+CALLS: dict[str, Callable[[ps.Run, Path, Any], Any]] = {
+    "seeds": lambda run, d, v: ps.simulate(CONFIG, seeds=v),
+    "jobs": lambda run, d, v: ps.simulate(CONFIG, seeds=[1], jobs=v),
+    "config": lambda run, d, v: ps.simulate(v),
+    "workers": lambda run, d, v: ps.optimise(STUDY, out=d, resume=True, quiet=True, workers=v),
+    "resume": lambda run, d, v: ps.optimise(STUDY, out=d, resume=v, quiet=True),
+    "quiet": lambda run, d, v: ps.optimise(STUDY, out=d, resume=True, quiet=v),
+    "study": lambda run, d, v: ps.optimise(v, out=d, resume=True, quiet=True),
+    "path": lambda run, d, v: ps.load_run(v),
+    "pick": lambda run, d, v: run.export(pick=v),
+}
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(which=st.sampled_from(sorted(CALLS)), value=ARGUMENT)
+def test_fuzz_every_argument_many_examples(run_dir: Path, run: ps.Run, which: str, value: Any) -> None:
+    outcome(lambda: CALLS[which](run, run_dir, value), which, value)

@@ -44,7 +44,8 @@ FLOATS = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_
 FIELDS = ["scheduler.freq", "model.p1_speed", "scheduler.bw_cap", "scheduler.power_off_idle_s", "model.p2_power"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.sampled_from(FIELDS), low=FLOATS, high=FLOATS, log=st.booleans(), u=st.floats(0, 1))
 def test_an_accepted_float_gene_only_proposes_values_the_config_accepts(tmp_path: Path, path: str, low: float,
                                                                        high: float, log: bool, u: float) -> None:
