@@ -7,6 +7,8 @@ notebook has at hand: a dict, a file path or a validated object. The model is py
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pandas as pd
 
+from paretosched.arguments import ADDRESS, CONFIG, FLAG, OPTIONAL_PATH, SEEDS, STUDY, WORKERS, checked, plain
 from paretosched.config import SimConfig, config_from_dict, load_config
 from paretosched.errors import UserError
 from paretosched.runs import Run, load_run
@@ -43,12 +46,13 @@ def as_config(config: SimConfig | dict[str, Any] | str | Path) -> SimConfig:
     if isinstance(config, SimConfig):
         return config
     if isinstance(config, dict):
-        return config_from_dict(config, "<config dict>").resolved(Path.cwd())
+        return config_from_dict(plain(config), "<config dict>").resolved(Path.cwd())
     if isinstance(config, (str, Path)):
         return load_config(config)
     raise UserError(f"config: expected a dict, a file path or a SimConfig, got {type(config).__name__}")
 
 
+@checked(config=CONFIG, seeds=SEEDS, jobs=FLAG)
 def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Sequence[int] | None = None,
              jobs: bool = False) -> Simulation:
     """Run a config on the twin for each seed, as `paretosched simulate` does; `jobs=True` adds
@@ -75,10 +79,23 @@ def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Seque
                       note=window_note(cfg, prep))
 
 
+@checked(study=STUDY, out=OPTIONAL_PATH, workers=WORKERS, resume=FLAG, dask=ADDRESS, quiet=FLAG)
 def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None = None, workers: int | None = None, resume: bool = False,
              dask: str | None = None, quiet: bool = False) -> Run:
     """Run (or with `resume`, continue) a study given as a file, a dict or a `Study`; returns
-    its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`."""
+    its `Run`. `out` defaults to runs/<study name>, as `paretosched optimise`. `quiet=True`
+    writes no progress on stderr (not even the command's --quiet lines: the `Run` holds what
+    they say); only results the evaluation cache gave are still said, as they explain a run
+    that took no time."""
+    if not quiet:
+        return _said(_optimise(study, out, workers, resume, dask, quiet))
+    with contextlib.redirect_stderr(io.StringIO()):
+        run = _optimise(study, out, workers, resume, dask, quiet)
+    return _said(run)
+
+
+def _optimise(study: Study | dict[str, Any] | Path, out: Path | None, workers: int | None, resume: bool,
+              dask: str | None, quiet: bool) -> Run:
     from paretosched.search.optimise import optimise as run_study
 
     kw: dict[str, Any] = {"out": None if out is None else str(out), "resume": resume, "workers": workers,
@@ -121,24 +138,18 @@ optimize = optimise
 
 def _seed_list(cfg: SimConfig, seeds: int | Sequence[int] | None) -> list[int]:
     """The seeds `simulate` runs (its docstring has the rule)."""
-    from paretosched.search.study import MAX_SEEDS, Study, derive_seeds
+    from paretosched.search.study import Study, derive_seeds
 
     if seeds is None:  # the rule of `paretosched simulate`: an export replays the seeds it was found with
         recorded = (cfg.provenance or {}).get("seeds")
-        return [int(s) for s in recorded] if isinstance(recorded, list) and recorded else [cfg.seed]
-    if isinstance(seeds, bool) or isinstance(seeds, str):
-        raise UserError(f"seeds: expected a number of seeds or a list of seeds, got {seeds!r}")
-    if isinstance(seeds, int):
-        if not 1 <= seeds <= MAX_SEEDS:
-            raise UserError(f"seeds: expected a number of seeds from 1 to {MAX_SEEDS} (or a list of seeds), "
-                            f"got {seeds}")
+        if isinstance(recorded, list) and recorded:  # free-form (a user may edit it): the seeds rule all the same
+            return list(SEEDS.check(recorded, "provenance.seeds"))
+        return [cfg.seed]
+    if isinstance(seeds, int):  # a count (`arguments.SEEDS` checked its range)
         # the study's own derivation: only `seed`, `seeds` and `recheck` are read, so an unvalidated
         # Study carrying those three is the study that rule applies to
         return derive_seeds(Study.model_construct(seed=cfg.seed, seeds=seeds, recheck=0))[0]
-    seed_list = [int(s) for s in seeds]
-    if not seed_list or any(s < 0 for s in seed_list):
-        raise UserError(f"seeds: expected non-negative integers, got {seeds!r}")
-    return seed_list
+    return list(seeds)
 
 
 def _resolved_study(study: Study | dict[str, Any]) -> Study:
@@ -146,7 +157,7 @@ def _resolved_study(study: Study | dict[str, Any]) -> Study:
     from paretosched.search.study import Study, resolve_study
 
     if isinstance(study, dict):
-        study = validate(Study, study, "<study dict>")
+        study = validate(Study, plain(study), "<study dict>")
     elif not isinstance(study, Study):
         raise UserError(f"study: expected a file path, a dict or a Study, got {type(study).__name__}")
     return resolve_study(study, Path("<study>"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import shlex
 import signal
 import sys
 import threading
@@ -26,7 +27,18 @@ def _seed_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
     if not seeds or any(s < 0 for s in seeds):
         raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
+    twice = next((s for i, s in enumerate(seeds) if s in seeds[:i]), None)
+    if twice is not None:  # a repeat is one run counted twice (the study's rule, search.study.Seeds)
+        raise argparse.ArgumentTypeError(f"seed {twice} is listed twice (expected distinct seeds), got {text!r}")
     return seeds
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """How an interrupted `optimise` continues: its checkpoints are kept for exactly that."""
+    if getattr(args, "command", None) != "optimise":
+        return ""
+    out = f" --out {shlex.quote(args.out)}" if args.out else ""
+    return f"; `paretosched optimise {shlex.quote(args.study)}{out} --resume` continues the run"
 
 
 def _seed(text: str) -> int:

@@ -28,6 +28,8 @@ from paretosched.analysis.recheck import load_recheck, search_seed_verdicts
 # _tidy: analysis' one builder of the evaluation table (its RunData.frame keeps current rows only)
 from paretosched.analysis.rundata import META_COLUMNS, RunData, _tidy
 from paretosched.analysis.rundata import load_run as _load_run_data
+from paretosched.arguments import OPTIONAL_PATH, PATH, PICK, checked
+from paretosched.commands.outputs import require_writable
 from paretosched.config import config_from_dict
 from paretosched.search.files import make_output_dir, write_output
 from paretosched.errors import UserError
@@ -198,22 +200,34 @@ class Run:
             [{"pick": p.name, "eval_id": p.eval_id, "note": p.note,
               **{o: ev.at[p.eval_id, o] for o in self.objectives}} for p in chosen]).set_index("pick")
 
+    @checked(expr=PICK)
     def pick(self, expr: str = "balanced") -> Pick:
         """One point by a pick expression (as `paretosched export --pick`), e.g. "knee",
         "min:energy_kwh", "weights:0.7,0.3", "index:0", "eval:42", or "baseline:NAME"."""
-        return choose(self.data, expr)
+        try:
+            return choose(self.data, expr)
+        except UserError as exc:  # e.g. "weights: ..." alone would not say which argument
+            raise UserError(str(exc) if repr(expr) in str(exc) else f"pick {expr!r}: {exc}") from None
 
+    @checked(pick=PICK, path=OPTIONAL_PATH)
     def export(self, pick: str = "balanced", path: str | Path | None = None) -> dict[str, Any]:
         """The picked point's scheduler config with its provenance (what `paretosched simulate`
         and `ps.simulate` read); also written as YAML to `path` when given."""
+        if path is not None:  # before the work: a folder, or a place that cannot be written
+            require_writable(path, "path", folder=False)
         chosen = self.pick(pick)
         doc = config_document(self.data, chosen.eval_id, chosen.name)
         config_from_dict(doc, f"export of eval {chosen.eval_id}")  # what simulate would refuse, refused here
         if path is not None:
-            Path(path).write_text(to_yaml(doc), encoding="utf-8")
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).write_text(to_yaml(doc), encoding="utf-8")
+            except OSError as exc:  # a full disk (/dev/full), a vanished folder: one line naming the file
+                raise UserError(f"path {path}: cannot write the exported config: {exc.strerror or exc}") from None
         return doc
 
 
+@checked(path=PATH)
 def load_run(path: str | Path) -> Run:
     """Read a run directory; a missing directory or log is a one-line UserError."""
     return Run(_load_run_data(path))

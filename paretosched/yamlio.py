@@ -186,7 +186,8 @@ def describe_validation_error(err: ValidationError, source: str, model: type[Bas
         if isinstance(section, type) and issubclass(section, BaseModel):
             names = [f.alias or n for n, f in section.model_fields.items()]
             keys = " of keys (" + ", ".join(names if len(names) <= 4 else [*names[:3], "..."]) + ")"
-        msg, shown = f"expected a mapping{keys}, got {_kind(inp)}", _short(inp)
+        # a whole document that is not a mapping may be any file: name its kind, never its text
+        msg, shown = f"expected a mapping{keys}, got {_kind(inp)}", _short(inp) if loc else ""
     elif first["type"] == "value_error":  # our validators' own words; pydantic's prefix adds nothing
         msg = str(msg).removeprefix("Value error, ")
         if not loc:  # a whole-model check names its keys itself
@@ -324,10 +325,23 @@ def register_union_tags(*tags: str) -> None:
     _TAGS.update(tags)
 
 
+def _foreign(model: type[BaseModel], data: Any) -> bool:
+    """A mapping none of whose keys `model` takes nor nearly spells (a model refusing unknown
+    keys): some other file that happens to parse as YAML, not a mistyped one of ours."""
+    if not isinstance(data, dict) or not data or model.model_config.get("extra") != "forbid":
+        return False
+    names = {f.alias or n for n, f in model.model_fields.items()}
+    return not any(isinstance(k, str) and (k in names or did_you_mean(k, names, cutoff=0.75)) for k in data)
+
+
 def validate(model: type[M], data: Any, source: str) -> M:
     """Validate `data` into `model`, raising a one-line UserError naming source and key."""
     if data is None:
         raise UserError(f"{source}: file is empty")
+    if _foreign(model, data):  # e.g. /etc/passwd read as YAML: its lines are keys, never to be echoed
+        names = [f.alias or n for n, f in model.model_fields.items()]
+        raise UserError(f"{source}: not a file of this kind: none of its {len(data)} top-level keys is one of "
+                        f"{', '.join(names)}")
     try:
         return model.model_validate(data)
     except ValidationError as exc:

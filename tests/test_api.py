@@ -265,10 +265,12 @@ def test_simulate_a_number_of_seeds_is_a_studys_seeds() -> None:
 def test_simulate_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="<config dict>: scheduler.job_policy"):
         ps.simulate({**CONFIG, "scheduler": {"kind": "classic", "job_policy": "longest"}})
-    with pytest.raises(UserError, match="seeds: expected non-negative integers"):
+    with pytest.raises(UserError, match=r"seeds\[0\]: input should be greater than or equal to 0"):
         ps.simulate(CONFIG, seeds=[-1])
-    for bad in (0, True, "3"):
-        with pytest.raises(UserError, match="seeds: expected a number of seeds"):
+    with pytest.raises(UserError, match="seeds: seeds must be >= 1"):
+        ps.simulate(CONFIG, seeds=0)
+    for bad in (True, "3"):
+        with pytest.raises(UserError, match="seeds: expected None, a number of seeds or a list of distinct seeds"):
             ps.simulate(CONFIG, seeds=bad)  # type: ignore[arg-type]
     with pytest.raises(UserError, match="expected a dict, a file path or a SimConfig"):
         ps.simulate(42)  # type: ignore[arg-type]

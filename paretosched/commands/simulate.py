@@ -127,6 +127,8 @@ def _provenance_seeds(seeds: list[Any], source: str) -> list[int]:
     for i, s in enumerate(seeds):
         if isinstance(s, bool) or not isinstance(s, int) or s < 0:
             raise UserError(f"{source}: provenance.seeds.{i}: expected a non-negative integer seed (got {s!r})")
+        if s in seeds[:i]:  # one run counted twice (the study's rule, search.study.Seeds)
+            raise UserError(f"{source}: provenance.seeds.{i}: seed {s} is listed twice (expected distinct seeds)")
     return list(seeds)
 
 

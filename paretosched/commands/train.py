@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from paretosched.commands.outputs import refuse_existing, say_replaced
+from paretosched.commands.outputs import refuse_existing, require_writable, say_replaced
 from paretosched.config import load_config
 from paretosched.errors import UserError
 
@@ -32,7 +32,12 @@ def run_train(args: Any) -> int:
     seed = cfg.seed if args.seed is None else args.seed
     out = Path(args.out) if args.out else Path(args.config).with_suffix(".weights.npz")
     stem = out.with_suffix("")
-    replaced = refuse_existing([out, *(Path(f"{stem}{s}") for s in _BESIDE)], "--out", args.force)
+    written = [out, *(Path(f"{stem}{s}") for s in _BESIDE)]
+    for path in written:  # before training: its minutes must not end in "cannot write"
+        require_writable(path, "--out", folder=False)
+        if path.exists() and not path.is_file():
+            raise UserError(f"--out {path}: not a regular file")
+    replaced = refuse_existing(written, "--out", args.force)
     spec = cfg.scheduler.model_copy(update={"weights": None})
     cfg = cfg.model_copy(update={"scheduler": spec})
     prep = prepare(cfg)

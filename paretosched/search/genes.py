@@ -42,6 +42,21 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
+# The magnitudes a numeric gene's bounds may have. pymoo computes high - low and ratios of
+# bounds, and the twin divides and multiplies by the values (a speed factor of 1e-300 makes a job
+# last 1e303 s and its energy inf); no config field has a meaning beyond these, and the config
+# schema's own bounds (checked on the extremes by `check_gene`) are usually tighter still.
+GENE_TINY = 1e-12
+GENE_HUGE = 1e15
+
+
+def _in_range(key: str, v: Any) -> None:
+    """A ValueError naming `key` when the number `v` is beyond GENE_TINY..GENE_HUGE in magnitude."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v != 0 and not GENE_TINY <= abs(v) <= GENE_HUGE:
+        raise ValueError(f"{key} ({v}): a gene's number is 0 or between {GENE_TINY:g} and {GENE_HUGE:g} in "
+                         "magnitude (beyond, the search's arithmetic and the twin's overflow)")
+
+
 class _RangeGene(StrictModel):
     """The bounds check and the analysis encoding of the numeric genes (the subclasses give type,
     low and high their types, and their pymoo representation)."""
@@ -56,6 +71,8 @@ class _RangeGene(StrictModel):
     def _bounds(self) -> _RangeGene:
         if self.low > self.high:
             raise ValueError(f"low ({self.low}) > high ({self.high})")
+        _in_range("low", self.low)
+        _in_range("high", self.high)
         if self.log and self.low <= 0:
             raise ValueError(f"log scale needs low > 0 (got {self.low})")
         return self
@@ -145,6 +162,8 @@ class BoolGene(StrictModel):
     def _two(cls, v: list[Any] | None) -> list[Any] | None:
         if v is not None and (len(v) != 2 or v[0] == v[1]):
             raise ValueError("a bool gene's values must be two different values [off, on]")
+        for x in v or []:
+            _in_range("value", x)
         return v
 
     def pymoo_var(self) -> Variable:
@@ -188,6 +207,8 @@ class ChoiceGene(StrictModel):
             raise ValueError("a choice gene needs at least one value")
         if len({repr(x) for x in v}) != len(v):
             raise ValueError("choice values must be distinct")
+        for x in v:
+            _in_range("value", x)
         return v
 
     def pymoo_var(self) -> Variable:

@@ -9,11 +9,12 @@ Every error is a one-line `UserError` naming the file and the key.
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import numpy as np
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import AfterValidator, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from paretosched.config import config_from_dict, load_config
@@ -25,7 +26,8 @@ from paretosched.search.guards import MAX_SEEDS, require_evaluator
 from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
 from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
-STUDY_FILE = "study.yaml"  # name of the resolved copy inside a run directory
+STUDY_FILE = "study.yaml"
+MAX_REFERENCE = 1e12  # |reference point| per objective: see Study._bounded_reference  # name of the resolved copy inside a run directory
 
 
 def metric_names() -> tuple[str, ...]:
@@ -74,13 +76,52 @@ def _seed_kind(value: Any) -> str | None:
     return "seed-list" if isinstance(value, list) else None
 
 
-_SEED_UNION = Union[Annotated[int, Tag("seed-count")], Annotated[list[Annotated[int, Field(ge=0)]], Tag("seed-list")]]
-# a number of seeds or an explicit list (a bool or a string is neither)
+# a seed lands in int64 columns (the per-seed tables, numpy): a larger one would turn them to objects
+MAX_SEED = 2**63 - 1
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+
+def _no_repeats(seeds: list[int], what: str) -> None:
+    """A seed listed twice would count as two replications of one run: noise of 0, a mean of one."""
+    seen: set[int] = set()
+    for s in seeds:
+        if s in seen:
+            raise ValueError(f"seed {s} is listed twice ({what} must be distinct seeds)")
+        seen.add(s)
+
+
+def _replication_seeds(v: int | list[int]) -> int | list[int]:
+    if isinstance(v, int) and v < 1:
+        raise ValueError("seeds must be >= 1 (a count) or a non-empty list")
+    if isinstance(v, list):
+        if not v:
+            raise ValueError("seeds must be a non-empty list of distinct seeds")
+        _no_repeats(v, "seeds")
+    if (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
+        raise ValueError(f"at most {MAX_SEEDS} seeds")
+    return v
+
+
+def _recheck_seeds(v: int | list[int]) -> int | list[int]:
+    if isinstance(v, int) and v < 0:
+        raise ValueError("recheck must be >= 0 (0 = no re-check)")
+    if isinstance(v, list):
+        _no_repeats(v, "re-check seeds")
+    if (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
+        raise ValueError(f"at most {MAX_SEEDS} re-check seeds")
+    return v
+
+
+_SEED_UNION = Union[Annotated[int, Tag("seed-count")], Annotated[list[Seed], Tag("seed-list")]]
+# a number of seeds or an explicit list (a bool or a string is neither); the one rule of a seeds
+# value, for study files and the Python API alike (`paretosched.arguments`)
 Seeds = Annotated[_SEED_UNION, Discriminator(
-    _seed_kind, custom_error_type="seeds_type", custom_error_message="expected a number of seeds or a list of seeds")]
+    _seed_kind, custom_error_type="seeds_type", custom_error_message="expected a number of seeds or a list of seeds"),
+    AfterValidator(_replication_seeds)]
 Recheck = Annotated[_SEED_UNION, Discriminator(
     _seed_kind, custom_error_type="seeds_type",
-    custom_error_message="expected a number of fresh seeds (0 = no re-check), a list of seeds, or null")]
+    custom_error_message="expected a number of fresh seeds (0 = no re-check), a list of seeds, or null"),
+    AfterValidator(_recheck_seeds)]
 
 
 def _base_kind(value: Any) -> str | None:
@@ -104,7 +145,7 @@ class Study(_Strict):
     objectives: list[Objective] = Field(
         default_factory=lambda: [Objective(name="energy_kwh"), Objective(name="mean_bsld")], min_length=2)
     seeds: Seeds = 1
-    seed: int = Field(0, ge=0, description="study seed: algorithm RNG and derived seeds")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="study seed: algorithm RNG and derived seeds")
     budget: Budget
     algorithm: AlgorithmSpec = Field(default_factory=AlgorithmSpec)
     parallel: ParallelSpec = Field(default_factory=ParallelSpec)
@@ -120,31 +161,43 @@ class Study(_Strict):
     cache: bool = True
     cache_dir: str | None = None
 
-    @field_validator("seeds")
+    @field_validator("search")
     @classmethod
-    def _seeds(cls, v: int | list[int]) -> int | list[int]:
-        if isinstance(v, int) and v < 1:
-            raise ValueError("seeds must be >= 1 (a count) or a non-empty list")
-        if isinstance(v, list) and (not v or len(set(v)) != len(v)):
-            raise ValueError("seeds must be a non-empty list of distinct seeds")
-        if (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
-            raise ValueError(f"at most {MAX_SEEDS} seeds")
+    def _no_nested_genes(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # refused, not merged: the field's value would overwrite the section's choice or be
+        # overwritten by it (by study order), so two genomes would make one config, and the log,
+        # the cache and the population (which key on configs) would no longer agree
+        for outer in v:
+            inner = next((p for p in v if p.startswith(outer + ".")), None)
+            if inner is not None:
+                raise ValueError(f"genes {outer!r} and {inner!r} both set {inner}: search a section or its "
+                                 "fields, not both (to search whole sections, list every variant as a choice)")
         return v
 
-    @field_validator("recheck")
+    @field_validator("reference_point")
     @classmethod
-    def _recheck(cls, v: int | list[int] | None) -> int | list[int] | None:
-        if isinstance(v, int) and v < 0:
-            raise ValueError("recheck must be >= 0 (0 = no re-check)")
-        if v is not None and (v if isinstance(v, int) else len(v)) > MAX_SEEDS:
-            raise ValueError(f"at most {MAX_SEEDS} re-check seeds")
+    def _bounded_reference(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        # the hypervolume is a product of one (reference - value) per objective: bounded values
+        # keep it, and the JSON it is written to, finite (1e308 gave inf and a crash)
+        if v is None:
+            return v
+        for name, x in v.items():
+            if abs(x) > MAX_REFERENCE:
+                raise ValueError(f"{name}: {x:g} is beyond +-{MAX_REFERENCE:g} (the hypervolume would overflow)")
+        if sum(math.log10(2 * max(abs(x), 1.0)) for x in v.values()) > 300:
+            raise ValueError("these values make a hypervolume beyond 1e300 (a float overflows at 1.8e308); "
+                             "give smaller ones")
         return v
 
     @field_validator("name")
     @classmethod
     def _not_a_dot(cls, v: str) -> str:
-        if v in (".", ".."):  # runs/. is runs itself, runs/.. its parent
-            raise ValueError("a study name names its run folder (runs/<name>): '.' and '..' are not names")
+        # runs/. is runs itself, runs/.. its parent, runs/.cache the evaluation cache (search/rundir.py)
+        if v.startswith("."):
+            raise ValueError(f"a study name names its run folder (runs/<name>): {v!r} would be "
+                             f"{'runs itself or its parent' if v in ('.', '..') else 'hidden'}"
+                             f"{' (runs/.cache is the evaluation cache)' if v == '.cache' else ''}; "
+                             "start it with a letter or a digit")
         return v
 
     @field_validator("evaluator")
