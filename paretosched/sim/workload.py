@@ -38,6 +38,11 @@ ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
 ACCURACY_PROBS = (0.15, 0.09, 0.07) + (0.04,) * 5 + (0.03,) * 5 + (0.02,) * 10 + (0.06, 0.08)
 HDEEPRM_BW_VALUES = (4.0, 8.0, 12.0, 16.0, 20.0, 24.0)
 BW_LOW, BW_HIGH = 4.0, 24.0
+# The shortest run a job gets (s). SWF records whole seconds, so a run time of 0 is a job that ran
+# under a second; run as 0 s, a trace of such jobs gave energy, makespan, power and utilisation all 0
+# and a slowdown of 0, below its floor of 1. The slowdown already charges a job at least 1 s
+# (turnaround / max(reference run, 1 s), metrics.py): the twin runs it that long too.
+MIN_RUN_S = 1.0
 
 _FIELD_NAMES = ("job id", "submit time", "wait time", "run time", "allocated procs", "average cpu time",
                 "used memory", "requested procs", "requested time", "requested memory", "status",
@@ -49,6 +54,15 @@ _FIELD_NAMES = ("job id", "submit time", "wait time", "run time", "allocated pro
 _DECIMAL_FIELDS = frozenset({5, 6, 9, 18})  # 0-based
 _INT = re.compile(r"-?[0-9]+")
 MAX_FIELD = 1e12  # seconds (30,000 years), KB (1 PB per core), ids: sums of energy and time stay finite
+
+
+def in_swf_range(v: float) -> bool:
+    """Whether a value fits an SWF field (the one rule of this reader and of `trace import`)."""
+    try:
+        return math.isfinite(v) and abs(v) <= MAX_FIELD
+    except OverflowError:  # an int beyond any float (NCPUS of 400 digits)
+        return False
+
 _DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 # a whole job line of 18 or 19 fields, joined by single spaces, each field as `_field` wants it
 _LINE = {n: re.compile(" ".join(_DECIMAL.pattern if i in _DECIMAL_FIELDS else _INT.pattern for i in range(n)))
@@ -175,6 +189,8 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     try:
         # an sacct dump (detected by its header) is read through its SWF conversion
         fh = _sacct_reader(path) or _open_text(Path(path))
+        # an sacct dump's conversion: its SWF line -> the dump's line, so errors name the user's file
+        line_map: dict[int, int] = getattr(fh, "line_map", {})
         with fh:
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
@@ -186,7 +202,7 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
                 if seen <= first_job:
                     continue
                 try:
-                    _parse_line(raw, s, path, line_no)
+                    _parse_line(raw, s, path, line_map.get(line_no, line_no))
                 except UserError:
                     # gzip checks its CRC only at the end: damage in the middle first shows as
                     # garbage lines, which are the damage's symptom, not the trace's content
@@ -257,7 +273,7 @@ def _field(tok: str, i: int, path: str, line_no: int) -> float:
             raise UserError(f"{where} is not finite: {shown!r}")
         raise UserError(f"{where} is not a number: {shown!r}")
     v = float(tok)
-    if not math.isfinite(v) or abs(v) > MAX_FIELD:  # 1e999 is well-formed, and infinite as a float
+    if not in_swf_range(v):  # 1e999 is well-formed, and infinite as a float
         raise UserError(f"{where} is out of range: {shown!r} (at most {MAX_FIELD:.0e} in magnitude)")
     return v
 
@@ -288,9 +304,20 @@ class LoadReport:
     lines: int
     loaded: int
     skipped: dict[str, int]
+    raised_to_min_run: int = 0  # jobs whose run time was below MIN_RUN_S, run for MIN_RUN_S
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "lines": self.lines, "loaded": self.loaded, "skipped": dict(self.skipped)}
+        return {"source": self.source, "lines": self.lines, "loaded": self.loaded, "skipped": dict(self.skipped),
+                "raised_to_min_run": self.raised_to_min_run}
+
+
+def min_run_note(load: dict[str, Any]) -> str | None:
+    """A one-line note when jobs ran MIN_RUN_S instead of their shorter run time, else None."""
+    n = load.get("raised_to_min_run", 0)
+    if not n:
+        return None
+    return (f"{load['source']}: {n} job(s) with a run time below {MIN_RUN_S:g} s (0 in SWF: under a second) "
+            f"run {MIN_RUN_S:g} s")
 
 
 SKIP_REASONS = ("run_time_negative", "size_not_positive", "larger_than_platform")
@@ -363,6 +390,7 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
     accuracy, bw_draw = _draws(rng, mode, n)
     skipped = dict.fromkeys(SKIP_REASONS, 0)
     jobs: list[Job] = []
+    raised = 0
     for i in range(n):
         reason = skip_reason(raw, i, fits)
         if reason is not None:
@@ -370,8 +398,12 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
             continue
         run = raw.run[i]
         size = _size(raw, i)
-        req = raw.req_time[i] if raw.req_time[i] > 0 else run
+        # no request: the run time, as long as the job will run (a 0 s job runs MIN_RUN_S)
+        req = raw.req_time[i] if raw.req_time[i] > 0 else max(run, MIN_RUN_S)
         actual = req * float(accuracy[i]) if mode == "hdeeprm" else run
+        if actual < MIN_RUN_S:
+            actual = MIN_RUN_S
+            raised += 1
         mem = _mem_mb(raw, i)
         bw = raw.bw[i] if raw.bw[i] >= 0 else float(bw_draw[i])
         jobs.append(Job(raw.job_id[i], raw.submit[i], size, req, actual * ref_speed,
@@ -384,4 +416,4 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
     for k, j in enumerate(jobs):
         j.submit -= t0
         j.seq = k
-    return jobs, LoadReport(raw.source, n, len(jobs), skipped)
+    return jobs, LoadReport(raw.source, n, len(jobs), skipped, raised)
