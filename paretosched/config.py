@@ -12,6 +12,7 @@ from typing import Annotated, Any, Callable, ClassVar, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
+from paretosched.errors import UserError
 from paretosched.yamlio import read_yaml, register_union_tags, validate
 
 JobPolicy = Literal["random", "first", "shortest", "smallest", "low_mem", "low_mem_bw"]
@@ -294,11 +295,11 @@ class SimConfig(Strict):
         """Copy with relative file paths made absolute against `base_dir`."""
         base = Path(base_dir)
         data = self.model_dump()
-        data["workload"]["path"] = _resolve(self.workload.path, base)
+        data["workload"]["path"] = _resolve(self.workload.path, base, "workload.path")
         if data["scheduler"].get("weights") is not None:  # an RL agent's saved weights
-            data["scheduler"]["weights"] = _resolve(data["scheduler"]["weights"], base)
-        if isinstance(self.platform, str):
-            data["platform"] = _resolve(self.platform, base) if _looks_like_file(self.platform) else self.platform
+            data["scheduler"]["weights"] = _resolve(data["scheduler"]["weights"], base, "scheduler.weights")
+        if isinstance(self.platform, str) and _looks_like_file(self.platform):
+            data["platform"] = _resolve(self.platform, base, "platform")
         return SimConfig.model_validate(data)
 
 
@@ -306,17 +307,29 @@ def _looks_like_file(ref: str) -> bool:
     return ref.endswith((".yaml", ".yml", ".json")) or "/" in ref
 
 
-def _resolve(ref: str | None, base: Path) -> str | None:
+def _resolve(ref: str | None, base: Path, key: str) -> str | None:
     if ref is None or ref.startswith(BUILTIN_PREFIX) or Path(ref).is_absolute():
         return ref
-    return str((base / ref).resolve())
+    return resolve_path(base / ref, key)
+
+
+def resolve_path(path: Path, what: str) -> str:
+    """`path` made absolute, symlinks followed; a UserError naming `what` for a symlink loop (pathlib
+    raises RuntimeError before Python 3.13, OSError after)."""
+    try:
+        return str(path.resolve())
+    except (RuntimeError, OSError) as exc:
+        raise UserError(f"{what}: {path}: cannot resolve the path (a symlink loop?): {exc}") from None
 
 
 def load_config(path: str | Path) -> SimConfig:
     """Read and validate a scheduler config file; relative paths are taken from its folder."""
     p = Path(path)
     cfg = validate(SimConfig, read_yaml(p), str(p))
-    return cfg.resolved(p.parent)
+    try:
+        return cfg.resolved(p.parent)
+    except UserError as exc:  # a key path alone: say which file it is in
+        raise UserError(f"{p}: {exc}") from None
 
 
 def config_from_dict(data: dict[str, Any], source: str = "<config>") -> SimConfig:

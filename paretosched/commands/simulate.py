@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from paretosched.commands.outputs import json_safe, refuse_existing, say_replaced
-from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config
+from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config, resolve_path
 from paretosched.errors import UserError
 from paretosched.sim.metrics import mean_metrics
 from paretosched.sim.run import freq_note, prepare, simulate, window_note
@@ -49,7 +49,8 @@ def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
     if args.workload:
         # a bundled trace keeps its name (inputs.py resolves it inside the package); a file is
         # taken from the current folder, not the config's
-        path = args.workload if args.workload.startswith(BUILTIN_PREFIX) else str(Path(args.workload).resolve())
+        path = args.workload if args.workload.startswith(BUILTIN_PREFIX) else resolve_path(Path(args.workload),
+                                                                                            "--workload")
         wl["path"], wl["jobs"] = path, None
     if args.first_job is not None:
         wl["first_job"] = args.first_job
