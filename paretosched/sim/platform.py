@@ -140,7 +140,19 @@ class PlatformSpec(Strict):
                 if count < 0:
                     raise ValueError(f"clusters.{i}.nodes.{nname}: count must be >= 0")
         self._size_bounds()
+        self._off_power()
         return self
+
+    def _off_power(self) -> None:
+        """Refuse a node type whose power when off exceeds its power fully busy (switching off would cost
+        more than running flat out); here, so that the error names the platform file and the key."""
+        for nname, nt in self.node_types.items():
+            full_w = sum(c * self.processor_types[p].power_w for p, c in nt.processors.items())
+            off_w = nt.off_w if nt.off_w is not None else self.power.off_w
+            if off_w > full_w:
+                key = f"node_types.{nname}.off_w" if nt.off_w is not None else "power.off_w"
+                raise ValueError(f"{key}: {off_w:g} W for a node that is off, more than the {full_w:g} W it draws "
+                                 "fully busy")
 
     def _size_bounds(self) -> None:
         """Refuse, before flattening anything, a platform the twin cannot simulate (MAX_NODES, MAX_CORES)."""
@@ -238,10 +250,6 @@ def build_platform(spec: PlatformSpec) -> Platform:
                 boot_j = nt.boot_j if nt.boot_j is not None else (
                     spec.power.boot_j if spec.power.boot_j is not None else boot_s * full_w)
                 off_w = nt.off_w if nt.off_w is not None else spec.power.off_w
-                if off_w > full_w:  # switching off would cost more than running flat out
-                    key = f"node_types.{nname}.off_w" if nt.off_w is not None else "power.off_w"
-                    raise UserError(f"platform {spec.name}: {key}: {off_w:g} W for a node that is off, more than "
-                                    f"the {full_w:g} W it draws fully busy")
                 mem = nt.memory_gb * 1024.0 if nt.memory_gb is not None else math.inf
                 nodes.append(NodeLayout(cl.name, nname, mem, boot_s, boot_j, off_w, tuple(pids)))
     if core == 0:

@@ -331,7 +331,9 @@ def _size(raw: RawJobs, i: int) -> int:
 
 def _mem_mb(raw: RawJobs, i: int) -> float:
     mem_kb = raw.req_mem_kb[i] if raw.req_mem_kb[i] > 0 else max(raw.used_mem_kb[i], 0.0)
-    return mem_kb / 1024.0
+    # a memory below 1 KB (SWF's unit; 5e-324 is a valid decimal) is 1 KB: the twin divides a node's
+    # free memory by it to count the cores a job may take there, which overflowed to inf
+    return max(mem_kb, 1.0) / 1024.0 if mem_kb > 0 else 0.0
 
 
 def skip_reason(raw: RawJobs, i: int, fits: Any = None) -> str | None:
