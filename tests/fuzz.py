@@ -52,7 +52,10 @@ def check_outcome(argv: Sequence[str], tmp: Path, source: str, out_dir: Path | N
         if metrics is not None and "n_jobs" in metrics:
             assert metrics["n_jobs"] > 0, metrics
             assert metrics["mean_bsld"] >= 1.0, metrics  # a run of nothing reported 0.0
-            assert all(v is not None and math.isfinite(v) for v in metrics.values()), metrics
+            assert all(v is not None and math.isfinite(v) and v >= 0 for v in metrics.values()), metrics
+            # floors (issue 29): bounded slowdowns >= 1; a job runs at least 1 s and draws power
+            assert all(v >= 1.0 for k, v in metrics.items() if "bsld" in k), metrics
+            assert metrics["makespan_s"] >= 1.0 and metrics["energy_j"] > 0, metrics
         return rc, metrics
     assert rc == 2, (rc, err)
     lines = [ln for ln in err.strip().splitlines() if not ln.startswith("paretosched: note:")]
