@@ -229,14 +229,16 @@ class SlurmScheduler(Strict):
     priority_weight_job_size: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightJobSize")
     priority_favor_small: bool = Field(False, description="PriorityFavorSmall")
     priority_weight_fairshare: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightFairshare")
-    priority_decay_half_life_s: float = Field(604800.0, ge=0, le=MAX_SECONDS, description="PriorityDecayHalfLife (0 = no decay)")
+    priority_decay_half_life_s: float = Field(604800.0, ge=0, le=MAX_SECONDS,
+                                              description="PriorityDecayHalfLife (0 = no decay)")
     priority_max_age_s: float = Field(604800.0, ge=1, le=MAX_SECONDS, description="PriorityMaxAge")
     scheduler_type: Literal["backfill", "builtin"] = Field("backfill", description="SchedulerType sched/...")
     bf_max_job_test: int = Field(100, ge=1, description="SchedulerParameters bf_max_job_test")
     bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")
     bf_interval_s: int = Field(30, ge=1, le=10800, description="SchedulerParameters bf_interval (s between cycles)")
     node_order: NodeOrder = Field("platform", description="node Weight order (lowest Weight first)")
-    suspend_time_s: float | None = Field(None, ge=0, le=MAX_SECONDS, description="SuspendTime (null = power saving off)")
+    suspend_time_s: float | None = Field(None, ge=0, le=MAX_SECONDS,
+                                         description="SuspendTime (null = power saving off)")
     suspend_timeout_s: float = Field(30.0, ge=0, le=MAX_SECONDS, description="SuspendTimeout")
     resume_timeout_s: BootSeconds = Field(60.0, gt=0, le=MAX_SECONDS, description="ResumeTimeout")
     suspend_rate: int = Field(60, ge=0, description="SuspendRate (nodes per minute, 0 = no limit)")

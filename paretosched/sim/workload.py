@@ -20,7 +20,6 @@ and counted in the load report, never silently.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import math
 import re
@@ -32,6 +31,7 @@ from typing import Any
 
 from paretosched.errors import UserError
 from paretosched.sim.seeds import Pcg64
+from paretosched.sim.tracefile import file_digest, open_text, path_is_gzip, require_intact_gzip, sacct_reader
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
@@ -124,55 +124,6 @@ class Job:
         return f"Job({self.id}, submit={self.submit}, size={self.size}, req={self.req_time})"
 
 
-def _open_text(path: Path):
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    # utf-8-sig: a byte-order mark (editors on Windows write one) is not part of the first line
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
-    return open(path, encoding="utf-8-sig", errors="replace")
-
-
-def _sacct_reader(path: str) -> Any:
-    """An sacct dump's SWF conversion, or None. An sacct -P header is |-separated: other files
-    never load the sacct reader (its module and regular expressions cost a `simulate` ~5 ms)."""
-    try:
-        with _open_text(Path(path)) as fh:
-            first = next((line for line in fh if line.strip()), "")
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error):
-        return None  # (reading the trace itself reports it)
-    if "|" not in first:
-        return None
-    from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
-
-    return sacct_as_swf(path) if is_sacct_dump(path) else None
-
-
-def path_is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
-def _require_intact_gzip(path: Path, line_no: int) -> None:
-    """A UserError naming the damage when `path` is a gzip file that does not decompress whole."""
-    if not path_is_gzip(path):
-        return
-    try:
-        with gzip.open(path, "rb") as fh:
-            while fh.read(1 << 20):
-                pass
-    except (OSError, EOFError, zlib.error) as exc:
-        raise UserError(f"{path}:{line_no}: corrupt or truncated gzip data ({exc})") from None
-
-
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def read_swf(path: str | Path, first_job: int = 0, n_jobs: int | None = None) -> RawJobs:
     """Parse job lines [first_job, first_job + n_jobs) of an SWF file; errors name file:line."""
     p = Path(path)
@@ -188,7 +139,7 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
         # an sacct dump (detected by its header) is read through its SWF conversion
-        fh = _sacct_reader(path) or _open_text(Path(path))
+        fh = sacct_reader(path) or open_text(Path(path))
         # an sacct dump's conversion: its SWF line -> the dump's line, so errors name the user's file
         line_map: dict[int, int] = getattr(fh, "line_map", {})
         with fh:
@@ -206,14 +157,14 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
                 except UserError:
                     # gzip checks its CRC only at the end: damage in the middle first shows as
                     # garbage lines, which are the damage's symptom, not the trace's content
-                    _require_intact_gzip(Path(path), line_no)
+                    require_intact_gzip(Path(path), line_no)
                     raise
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
         where = f"{path}:{line_no + 1}" if line_no else path
         kind = "corrupt or truncated gzip data" if path_is_gzip(Path(path)) else "cannot read trace"
         raise UserError(f"{where}: {kind} ({exc})") from None
     raw.lines_read = seen
-    raw.digest = hashlib.sha256(f"{_file_digest(Path(path))}:{first_job}:{n_jobs}".encode()).hexdigest()
+    raw.digest = hashlib.sha256(f"{file_digest(Path(path))}:{first_job}:{n_jobs}".encode()).hexdigest()
     return raw
 
 

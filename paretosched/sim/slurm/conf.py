@@ -292,7 +292,8 @@ def _backtracking_risk(pattern: str) -> str | None:
     found = walk(sre.parse(pattern))
     if found is None and variable > MAX_VARIABLE:
         found = f"{variable} quantifiers of variable length (at most {MAX_VARIABLE})"
-    return None if found is None else f"{found}: cpu-map patterns are a safe subset of regular expressions, matched without exponential backtracking"
+    return None if found is None else (f"{found}: cpu-map patterns are a safe subset of regular expressions, "
+                                       "matched without exponential backtracking")
 
 
 def model_of(line: NodeLine, name: str, cmap: CpuMap) -> str:

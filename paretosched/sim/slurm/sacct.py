@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Iterator
 
 from paretosched.errors import UserError
-from paretosched.sim.workload import MAX_FIELD, in_swf_range, path_is_gzip
+from paretosched.sim.tracefile import open_text, path_is_gzip
+from paretosched.sim.workload import MAX_FIELD, in_swf_range
 
 STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "OUT_OF_MEMORY": 0, "NODE_FAIL": 0, "DEADLINE": 0,
           "BOOT_FAIL": 0, "CANCELLED": 5, "PREEMPTED": 5, "REQUEUED": 5}
@@ -100,7 +101,7 @@ class Conversion:
 def is_sacct_dump(path: str | Path) -> bool:
     """True when the file's first non-empty line is an sacct -P header (it names JobID and is |-separated)."""
     try:
-        with _open(Path(path)) as fh:
+        with open_text(Path(path)) as fh:
             for line in fh:
                 if line.strip():
                     cols = [c.strip().lower() for c in line.split("|")]
@@ -108,15 +109,6 @@ def is_sacct_dump(path: str | Path) -> bool:
     except (OSError, EOFError, UnicodeDecodeError, zlib.error):
         return False
     return False
-
-
-def _open(path: Path) -> io.TextIOBase:
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    # utf-8-sig: a byte-order mark (an editor on Windows) is not part of the header's first name
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")  # type: ignore[return-value]
-    return open(path, encoding="utf-8-sig", errors="replace")
 
 
 def parse_timelimit(text: str) -> float | None:
@@ -224,7 +216,7 @@ def _lines(fh: io.TextIOBase) -> Iterator[tuple[int, str]]:
 def _read_records(p: Path, rep: SacctReport, recs: dict[str, dict[str, _Rec]]) -> list[str] | None:
     """Read the dump's records into `recs`; the header (None for an empty dump)."""
     try:
-        with _open(p) as fh:
+        with open_text(p) as fh:
             return _read_lines(fh, p, rep, recs)
     except _Damaged as exc:
         kind = "corrupt or truncated gzip data" if path_is_gzip(p) else "cannot read the dump"
