@@ -288,3 +288,18 @@ def test_require_finite_names_the_metric():
 
     with pytest.raises(UserError, match="mean_power_w = nan"):
         require_finite({"energy_j": 1.0, "mean_power_w": math.nan}, load_platform("homogeneous-1"))
+
+
+def test_a_node_line_of_many_comma_parts_is_refused_at_once(tmp_path):
+    # 400,000 names on one line: shlex took minutes over the line and the names were expanded before
+    # the 100,000-node check; now the line splits on blanks and the names are counted first
+    names = ",".join(f"n{k}" for k in range(400_000))
+    conf = _write(tmp_path / "slurm.conf", f"NodeName={names} Sockets=2 Feature=xeon_gold_6148\n")
+    rc, out, err = run_cli(["platform", "import", str(conf), "-o", str(tmp_path / "p.yaml")])
+    assert_user_error(rc, err, "slurm.conf:1: NodeName:", "names more than 100000 hosts")
+
+
+def test_quoted_values_still_parse(tmp_path):
+    conf = _write(tmp_path / "slurm.conf", 'NodeName=n[1-2] Sockets=2 Feature="xeon_gold_6148"\n')
+    rc, out, err = run_cli(["platform", "import", str(conf), "-o", str(tmp_path / "p.yaml")])
+    assert rc == 0 and "2 nodes" in out, err
