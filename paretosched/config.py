@@ -8,10 +8,11 @@ plain value so that any of them can become a gene of the optimiser by its dotted
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, Callable, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
+from paretosched.errors import UserError
 from paretosched.yamlio import read_yaml, register_union_tags, validate
 
 JobPolicy = Literal["random", "first", "shortest", "smallest", "low_mem", "low_mem_bw"]
@@ -27,6 +28,26 @@ MAX_SECONDS = 1e10      # ~300 years
 MAX_JOULES = 1e15
 MAX_WATTS = 1e9
 MAX_CORES = 1_000_000
+# Lower bounds of the factors the twin divides by or multiplies into a speed (physically meaningful
+# range): a speed or bandwidth factor of 5e-324 made a job's run time, and so the energy, inf (then
+# the mean power NaN). 1% of nominal is far below any real P-state or P1 slowdown.
+MIN_FACTOR = 0.01
+# the shortest boot the twin draws power for: its power is boot_j / boot_s (0 means instantaneous)
+MIN_BOOT_S = 1e-3
+
+
+def zero_or_at_least(low: float, what: str) -> Callable[[float | None], float | None]:
+    """A validator: 0 (off, instantaneous) or at least `low`, for a quantity the twin divides by."""
+
+    def check(v: float | None) -> float | None:
+        if v is not None and 0 < v < low:
+            raise ValueError(f"{what} must be 0 or at least {low:g} (physically meaningful range), got {v!r}")
+        return v
+
+    return check
+
+
+BootSeconds = Annotated[float, AfterValidator(zero_or_at_least(MIN_BOOT_S, "a boot time (s)"))]
 
 
 class Strict(BaseModel):
@@ -69,7 +90,7 @@ class ModelSpec(Strict):
     """The twin's physics: interference model and P-state fractions (thesis defaults)."""
 
     interference: Literal["thesis", "proportional", "none"] = "thesis"
-    p1_speed: float = Field(0.75, gt=0, le=1, description="speed fraction of a core in P1")
+    p1_speed: float = Field(0.75, ge=MIN_FACTOR, le=1, description="speed fraction of a core in P1")
     p2_power: float = Field(0.25, ge=0, le=1, description="power fraction of an idle core of a busy processor")
     p3_power: float = Field(0.05, ge=0, le=1, description="power fraction of a core of an idle processor")
     static_power: float = Field(0.3, ge=0, le=1, description="static share of full power under DVFS")
@@ -81,14 +102,15 @@ class ModelSpec(Strict):
 class Levers(Strict):
     """Energy levers shared by every scheduler kind; all off by default (thesis model)."""
 
-    bw_cap: float | None = Field(None, gt=0, description="skip processors whose bandwidth would exceed cap x capacity")
+    bw_cap: float | None = Field(None, ge=MIN_FACTOR, le=1e3,
+                                 description="skip processors whose bandwidth would exceed cap x capacity")
     power_off_idle_s: float | None = Field(None, ge=0, le=MAX_SECONDS, description="switch a node off after this idle time")
     min_nodes_on: int = Field(0, ge=0, le=MAX_CORES, description="nodes never switched off")
-    boot_s: float | None = Field(None, ge=0, le=MAX_SECONDS, description="override the platform's boot time")
+    boot_s: BootSeconds | None = Field(None, ge=0, le=MAX_SECONDS, description="override the platform's boot time")
     boot_j: float | None = Field(None, ge=0, le=MAX_JOULES, description="override the platform's boot energy")
     off_w: float | None = Field(None, ge=0, le=MAX_WATTS, description="override the platform's power of an off node")
-    freq: float = Field(1.0, gt=0, le=1, description="global DVFS frequency factor")
-    freq_by_type: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(default_factory=dict)
+    freq: float = Field(1.0, ge=MIN_FACTOR, le=1, description="global DVFS frequency factor")
+    freq_by_type: dict[str, Annotated[float, Field(ge=MIN_FACTOR, le=1)]] = Field(default_factory=dict)
 
 
 class ClassicScheduler(Levers):
@@ -141,7 +163,7 @@ class RLScheduler(Levers):
     backfilling: Literal["none", "easy"] = Field("none", description="EASY after the chosen pair")
     observation: Literal["minimal", "small", "normal"] = Field(
         "small", description="minimal: queue stats; small: + node memory, processor bandwidth; normal: + per core")
-    queue_sensitivity: float = Field(0.05, gt=0, le=10, description="queue change noticed in full (0.05 = +-5%)")
+    queue_sensitivity: float = Field(0.05, ge=1e-3, le=10, description="queue change noticed in full (0.05 = +-5%)")
     reward: Literal["slowdown", "completion", "utilisation", "makespan", "energy", "energy_slowdown"] = Field(
         "energy_slowdown", description="thesis 3.2.4 rewards, or w x energy + (1 - w) x slowdown")
     reward_weight: float = Field(0.5, ge=0, le=1, description="w of energy_slowdown: 1 = energy only")
@@ -207,16 +229,18 @@ class SlurmScheduler(Strict):
     priority_weight_job_size: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightJobSize")
     priority_favor_small: bool = Field(False, description="PriorityFavorSmall")
     priority_weight_fairshare: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightFairshare")
-    priority_decay_half_life_s: float = Field(604800.0, ge=0, description="PriorityDecayHalfLife (0 = no decay)")
-    priority_max_age_s: float = Field(604800.0, gt=0, description="PriorityMaxAge")
+    priority_decay_half_life_s: float = Field(604800.0, ge=0, le=MAX_SECONDS,
+                                              description="PriorityDecayHalfLife (0 = no decay)")
+    priority_max_age_s: float = Field(604800.0, ge=1, le=MAX_SECONDS, description="PriorityMaxAge")
     scheduler_type: Literal["backfill", "builtin"] = Field("backfill", description="SchedulerType sched/...")
     bf_max_job_test: int = Field(100, ge=1, description="SchedulerParameters bf_max_job_test")
     bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")
     bf_interval_s: int = Field(30, ge=1, le=10800, description="SchedulerParameters bf_interval (s between cycles)")
     node_order: NodeOrder = Field("platform", description="node Weight order (lowest Weight first)")
-    suspend_time_s: float | None = Field(None, ge=0, description="SuspendTime (null = power saving off)")
-    suspend_timeout_s: float = Field(30.0, ge=0, description="SuspendTimeout")
-    resume_timeout_s: float = Field(60.0, gt=0, description="ResumeTimeout")
+    suspend_time_s: float | None = Field(None, ge=0, le=MAX_SECONDS,
+                                         description="SuspendTime (null = power saving off)")
+    suspend_timeout_s: float = Field(30.0, ge=0, le=MAX_SECONDS, description="SuspendTimeout")
+    resume_timeout_s: BootSeconds = Field(60.0, gt=0, le=MAX_SECONDS, description="ResumeTimeout")
     suspend_rate: int = Field(60, ge=0, description="SuspendRate (nodes per minute, 0 = no limit)")
     resume_rate: int = Field(300, ge=0, description="ResumeRate (nodes per minute, 0 = no limit)")
     suspend_exc_nodes: int = Field(0, ge=0, description="SuspendExcNodes: the first N nodes of the Weight order")
@@ -273,11 +297,11 @@ class SimConfig(Strict):
         """Copy with relative file paths made absolute against `base_dir`."""
         base = Path(base_dir)
         data = self.model_dump()
-        data["workload"]["path"] = _resolve(self.workload.path, base)
+        data["workload"]["path"] = _resolve(self.workload.path, base, "workload.path")
         if data["scheduler"].get("weights") is not None:  # an RL agent's saved weights
-            data["scheduler"]["weights"] = _resolve(data["scheduler"]["weights"], base)
-        if isinstance(self.platform, str):
-            data["platform"] = _resolve(self.platform, base) if _looks_like_file(self.platform) else self.platform
+            data["scheduler"]["weights"] = _resolve(data["scheduler"]["weights"], base, "scheduler.weights")
+        if isinstance(self.platform, str) and _looks_like_file(self.platform):
+            data["platform"] = _resolve(self.platform, base, "platform")
         return SimConfig.model_validate(data)
 
 
@@ -285,17 +309,29 @@ def _looks_like_file(ref: str) -> bool:
     return ref.endswith((".yaml", ".yml", ".json")) or "/" in ref
 
 
-def _resolve(ref: str | None, base: Path) -> str | None:
+def _resolve(ref: str | None, base: Path, key: str) -> str | None:
     if ref is None or ref.startswith(BUILTIN_PREFIX) or Path(ref).is_absolute():
         return ref
-    return str((base / ref).resolve())
+    return resolve_path(base / ref, key)
+
+
+def resolve_path(path: Path, what: str) -> str:
+    """`path` made absolute, symlinks followed; a UserError naming `what` for a symlink loop (pathlib
+    raises RuntimeError before Python 3.13, OSError after)."""
+    try:
+        return str(path.resolve())
+    except (RuntimeError, OSError) as exc:
+        raise UserError(f"{what}: {path}: cannot resolve the path (a symlink loop?): {exc}") from None
 
 
 def load_config(path: str | Path) -> SimConfig:
     """Read and validate a scheduler config file; relative paths are taken from its folder."""
     p = Path(path)
     cfg = validate(SimConfig, read_yaml(p), str(p))
-    return cfg.resolved(p.parent)
+    try:
+        return cfg.resolved(p.parent)
+    except UserError as exc:  # a key path alone: say which file it is in
+        raise UserError(f"{p}: {exc}") from None
 
 
 def config_from_dict(data: dict[str, Any], source: str = "<config>") -> SimConfig:

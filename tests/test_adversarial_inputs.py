@@ -148,9 +148,9 @@ clusters: [{{name: c, nodes: {{n: {nodes}}}}}]
 @pytest.mark.parametrize("power,extra,nodes,expected", [
     (".inf", "", 2, "processor_types.a.power_w: Input should be a finite number"),
     (".nan", "", 2, "processor_types.a.power_w: Input should be a finite number"),
-    ("0", "", 2, "processor_types.a.power_w: Input should be greater than 0"),
+    ("0", "", 2, "processor_types.a.power_w: Input should be greater than or equal to 0.001"),
     ("80", ", dvfs_table: [[0.5, 0.6], [1.5, 0.9]]", 2, "dvfs_table.1: frequency factor 1.5 is not in (0, 1]"),
-    ("80", ", dvfs_table: [[0.5, 2.0], [1.0, 1.0]]", 2, "dvfs_table.0: power fraction 2.0 is not in [0, 1]"),
+    ("80", ", dvfs_table: [[0.5, 2.0], [1.0, 1.0]]", 2, "dvfs_table.0: power fraction 2.0 is not in (0, 1]"),
     ("80", ", dvfs_table: [[0.5, -1], [1.0, 1.0]]", 2, "dvfs_table.0: power fraction -1"),
     ("80", ", dvfs_table: [[0.5, 0.9], [1.0, 0.4]]", 2, "power fraction falls from 0.9 at frequency 0.5"),
     ("80", ", dvfs_table: [[0.5, 0.4], [0.5, 0.6]]", 2, "frequency factor 0.5 is given twice"),

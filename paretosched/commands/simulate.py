@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from paretosched.commands.outputs import json_safe, refuse_existing, say_replaced
-from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config
+from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config, resolve_path
 from paretosched.errors import UserError
 from paretosched.sim.metrics import mean_metrics
-from paretosched.sim.run import prepare, simulate, window_note
+from paretosched.sim.run import freq_note, prepare, simulate, window_note
+from paretosched.sim.workload import min_run_note
 
 _KEYS = ("workload", "scheduler", "platform", "model")  # messages that start with a config key
 _TIMELINE_TABLES = ("timeline", "overuse")  # the frames of sim.timeline, one CSV each with --out
@@ -48,7 +49,8 @@ def apply_overrides(cfg: SimConfig, args: Any) -> SimConfig:
     if args.workload:
         # a bundled trace keeps its name (inputs.py resolves it inside the package); a file is
         # taken from the current folder, not the config's
-        path = args.workload if args.workload.startswith(BUILTIN_PREFIX) else str(Path(args.workload).resolve())
+        path = args.workload if args.workload.startswith(BUILTIN_PREFIX) else resolve_path(Path(args.workload),
+                                                                                            "--workload")
         wl["path"], wl["jobs"] = path, None
     if args.first_job is not None:
         wl["first_job"] = args.first_job
@@ -76,9 +78,9 @@ def run_simulate(args: Any) -> int:
     replaced = _refuse_existing_outputs(args, seeds, want_tl)
     try:
         prep = prepare(cfg)
-        note = window_note(cfg, prep)
-        if note:
-            print(f"paretosched: note: {note}", file=sys.stderr)
+        for note in (window_note(cfg, prep), freq_note(cfg, prep.platform)):
+            if note:
+                print(f"paretosched: note: {note}", file=sys.stderr)
         # in a process of its own, the last run's objects are left to the exit (`process_ends`)
         last = len(seeds) - 1 if getattr(args, "own_process", False) else -1
         results = [simulate(cfg, seed=s, record_jobs=bool(args.out or args.plots), prepared=prep, timeline=want_tl,
@@ -86,6 +88,9 @@ def run_simulate(args: Any) -> int:
     except UserError as exc:  # a key path alone ('workload.jobs: ...') gets the file it is in
         msg = str(exc)
         raise UserError(f"{args.config}: {msg}" if msg.startswith(_KEYS) else msg) from None
+    note = min_run_note(results[0].load)
+    if note:
+        print(f"paretosched: note: {note}", file=sys.stderr)
     metrics = mean_metrics([r.metrics for r in results]) if len(results) > 1 else results[0].metrics
     written: list[Path] = []
     if args.out:

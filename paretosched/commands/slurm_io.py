@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from paretosched.commands.outputs import refuse_existing, say_replaced
+from paretosched.errors import UserError
 
 
 def run_platform_import(args: Any) -> int:
@@ -13,11 +15,20 @@ def run_platform_import(args: Any) -> int:
     from paretosched.sim.slurm.platform_import import default_name, platform_from_conf
     from paretosched.yamlio import dump_yaml
 
+    if args.scheduler and os.path.realpath(args.scheduler) == os.path.realpath(args.output):
+        # (also through a symlink) the scheduler section would replace the platform just written
+        raise UserError(f"--scheduler {args.scheduler}: the same file as --output {args.output}; give two files")
     replaced = refuse_existing([args.output], "--output", args.force)
     if args.scheduler:
         replaced += refuse_existing([args.scheduler], "--scheduler", args.force)
     conf = read_slurm_conf(args.conf)
     data, report = platform_from_conf(conf, load_cpu_map(args.cpu_map), args.name or default_name(args.conf[0], conf))
+    sched_notes: list[str] = []
+    sched = None
+    if args.scheduler:  # decoded before anything is written: an error leaves no half of the pair
+        from paretosched.sim.slurm.sched_import import scheduler_from_conf
+
+        sched = scheduler_from_conf(conf, data, report.weights, sched_notes)
     header = (f"# imported by `paretosched platform import` from {', '.join(args.conf)}"
               + (f" with cpu map {args.cpu_map}" if args.cpu_map else "") + "\n"
               "# clusters are named by the hostlists of their slurm.conf NodeName lines\n")
@@ -30,12 +41,8 @@ def run_platform_import(args: Any) -> int:
           f"{len(data['processor_types'])} processor types -> {out}")
     if report.skipped:
         print("skipped: " + ", ".join(f"{k}={v}" for k, v in report.skipped.items()))
-    if args.scheduler:
-        from paretosched.sim.slurm.sched_import import scheduler_from_conf
-
-        notes: list[str] = []
-        sched = scheduler_from_conf(conf, data, report.weights, notes)
-        for note in notes:
+    if sched is not None:
+        for note in sched_notes:
             print(f"note: {note}")
         sp = Path(args.scheduler)
         sp.write_text("# scheduler section decoded from the Slurm parameters of "

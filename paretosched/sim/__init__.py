@@ -13,8 +13,9 @@ from paretosched import __version__
 # than ResumeRate), and a job waiting for its nodes to boot holds its cores until (up) + time limit in
 # the pass that starts it too (before: now + time limit there, up + limit in later passes); and, for
 # every kind with node switch-off, a job joining a booting node begins when the node is up (its own
-# event could fire an ulp early, and the boot's completion then reset its processor to idle power)
-TWIN_VERSION = "9"
+# event could fire an ulp early, and the boot's completion then reset its processor to idle power);
+# 10: a job runs at least 1 s (a run time of 0, under a second in SWF, gave all-zero metrics; issue 29)
+TWIN_VERSION = "10"
 
 
 def twin_version() -> str:

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from pydantic import Field, field_validator, model_validator
 
-from paretosched.config import MAX_CORES, MAX_JOULES, MAX_SECONDS, MAX_WATTS, Strict
+from paretosched.config import MAX_CORES, MAX_JOULES, MAX_SECONDS, MAX_WATTS, BootSeconds, Strict
 from paretosched.errors import UserError
 from paretosched.sim.inputs import bundled
 from paretosched.yamlio import did_you_mean, read_yaml, validate
@@ -41,11 +41,16 @@ MAX_NODES = 100_000
 
 
 class ProcessorType(Strict):
+    # lower bounds: the physically meaningful range (1 MHz, 0.01 flop per cycle, 1 MB/s, 1 mW), far below
+    # any real processor; `clock_ghz: 1e-200` x `flops_per_cycle: 1e-200` made 0 GFLOP/s cores (jobs of
+    # 0 s, utilisation 11.75), a tiny bandwidth or power an infinite slowdown factor or efficiency
     cores: int = Field(..., ge=1, le=MAX_CORES)
-    clock_ghz: float = Field(..., gt=0, le=1e3)
-    flops_per_cycle: float = Field(..., gt=0, le=1e4, description="double-precision flops per cycle")
-    mem_bw_gbs: float | None = Field(None, gt=0, le=1e9, description="shared by the processor's cores; null = unlimited")
-    power_w: float = Field(..., gt=0, le=MAX_WATTS, description="sustained power at full load (0.75 x TDP in the thesis)")
+    clock_ghz: float = Field(..., ge=1e-3, le=1e3)
+    flops_per_cycle: float = Field(..., ge=0.01, le=1e4, description="double-precision flops per cycle")
+    mem_bw_gbs: float | None = Field(None, ge=1e-3, le=1e9,
+                                     description="shared by the processor's cores; null = unlimited")
+    power_w: float = Field(..., ge=1e-3, le=MAX_WATTS,
+                           description="sustained power at full load (0.75 x TDP in the thesis)")
     f_min: float = Field(0.0, ge=0, le=1, description="lowest DVFS frequency factor (lowest P-state / nominal clock)")
     dvfs_table: list[tuple[float, float]] | None = Field(
         None, description="(frequency factor, fraction of full power) pairs; overrides the cubic law"
@@ -61,7 +66,10 @@ class ProcessorType(Strict):
     @model_validator(mode="after")
     def _physical_table(self) -> ProcessorType:
         """A DVFS table is a power curve: frequency factors in (0, 1], distinct, power fractions in
-        [0, 1] that do not fall as the frequency rises (the twin interpolates between points)."""
+        (0, 1] that do not fall as the frequency rises, and the point (1.0, 1.0): `power_w` is the power
+        at the nominal clock. The twin interpolates between points and holds the last point's power
+        above it (sim/state.py), so a table without f = 1 made the nominal clock draw that point's power
+        (78% less energy), and a power of 0 made busy cores free."""
         if self.dvfs_table is None:
             return self
         if not self.dvfs_table:
@@ -69,8 +77,8 @@ class ProcessorType(Strict):
         for i, (f, w) in enumerate(self.dvfs_table):
             if not 0 < f <= 1:
                 raise ValueError(f"dvfs_table.{i}: frequency factor {f} is not in (0, 1]")
-            if not 0 <= w <= 1:
-                raise ValueError(f"dvfs_table.{i}: power fraction {w} is not in [0, 1]")
+            if not 0 < w <= 1:
+                raise ValueError(f"dvfs_table.{i}: power fraction {w} is not in (0, 1] (a busy core draws power)")
         pts = sorted(self.dvfs_table)
         for (f0, w0), (f1, w1) in zip(pts, pts[1:]):
             if f0 == f1:
@@ -78,6 +86,9 @@ class ProcessorType(Strict):
             if w1 < w0:
                 raise ValueError(f"dvfs_table: power fraction falls from {w0} at frequency {f0} to {w1} at {f1} "
                                  "(power must not decrease as the frequency rises)")
+        if pts[-1] != (1.0, 1.0):
+            raise ValueError(f"dvfs_table: the table must hold the nominal point [1.0, 1.0] (frequency factor 1 draws "
+                             f"power_w), its last point is {list(pts[-1])}")
         return self
 
     @property
@@ -87,8 +98,8 @@ class ProcessorType(Strict):
 
 class NodeType(Strict):
     processors: dict[str, int] = Field(..., min_length=1)
-    memory_gb: float | None = Field(None, gt=0, le=1e12)
-    boot_s: float | None = Field(None, ge=0, le=MAX_SECONDS)
+    memory_gb: float | None = Field(None, ge=1e-3, le=1e12)
+    boot_s: BootSeconds | None = Field(None, ge=0, le=MAX_SECONDS)
     boot_j: float | None = Field(None, ge=0, le=MAX_JOULES)
     off_w: float | None = Field(None, ge=0, le=MAX_WATTS)
     model: str | None = None
@@ -102,7 +113,7 @@ class Cluster(Strict):
 class PowerDefaults(Strict):
     """Node power-state defaults used when a node type does not set its own."""
 
-    boot_s: float = Field(120.0, ge=0, le=MAX_SECONDS)
+    boot_s: BootSeconds = Field(120.0, ge=0, le=MAX_SECONDS)
     boot_j: float | None = Field(None, ge=0, le=MAX_JOULES, description="null = boot_s x the node's full power")
     off_w: float = Field(0.0, ge=0, le=MAX_WATTS)
 
@@ -129,7 +140,19 @@ class PlatformSpec(Strict):
                 if count < 0:
                     raise ValueError(f"clusters.{i}.nodes.{nname}: count must be >= 0")
         self._size_bounds()
+        self._off_power()
         return self
+
+    def _off_power(self) -> None:
+        """Refuse a node type whose power when off exceeds its power fully busy (switching off would cost
+        more than running flat out); here, so that the error names the platform file and the key."""
+        for nname, nt in self.node_types.items():
+            full_w = sum(c * self.processor_types[p].power_w for p, c in nt.processors.items())
+            off_w = nt.off_w if nt.off_w is not None else self.power.off_w
+            if off_w > full_w:
+                key = f"node_types.{nname}.off_w" if nt.off_w is not None else "power.off_w"
+                raise ValueError(f"{key}: {off_w:g} W for a node that is off, more than the {full_w:g} W it draws "
+                                 "fully busy")
 
     def _size_bounds(self) -> None:
         """Refuse, before flattening anything, a platform the twin cannot simulate (MAX_NODES, MAX_CORES)."""
@@ -227,10 +250,6 @@ def build_platform(spec: PlatformSpec) -> Platform:
                 boot_j = nt.boot_j if nt.boot_j is not None else (
                     spec.power.boot_j if spec.power.boot_j is not None else boot_s * full_w)
                 off_w = nt.off_w if nt.off_w is not None else spec.power.off_w
-                if off_w > full_w:  # switching off would cost more than running flat out
-                    key = f"node_types.{nname}.off_w" if nt.off_w is not None else "power.off_w"
-                    raise UserError(f"platform {spec.name}: {key}: {off_w:g} W for a node that is off, more than "
-                                    f"the {full_w:g} W it draws fully busy")
                 mem = nt.memory_gb * 1024.0 if nt.memory_gb is not None else math.inf
                 nodes.append(NodeLayout(cl.name, nname, mem, boot_s, boot_j, off_w, tuple(pids)))
     if core == 0:

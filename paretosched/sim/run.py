@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from paretosched.config import SimConfig
+from paretosched.errors import UserError
 from paretosched.sim.inputs import trace_path
 from paretosched.sim.metrics import compute_metrics
 from paretosched.sim.platform import Platform, fits_factory, load_platform
@@ -56,6 +58,32 @@ def window_note(cfg: SimConfig, prep: Prepared) -> str | None:
     return None if wl.jobs is not None else short_window_note(prep.raw, wl.first_job, wl.n_jobs)
 
 
+def freq_note(cfg: SimConfig, platform: Platform) -> str | None:
+    """A note when `scheduler.freq` is below a processor type's lowest P-state (f_min): the twin runs
+    that type at f_min, which the user should hear once rather than find in equal numbers."""
+    sched = cfg.scheduler
+    if sched.kind == "slurm":  # CpuFreqDef=PowerSave means "the lowest P-state": clamped by design
+        return None
+    low = {name: pt.f_min for name, pt in platform.spec.processor_types.items()
+           if name not in sched.freq_by_type and sched.freq < pt.f_min}
+    if not low:
+        return None
+    shown = ", ".join(f"{name} at {f:g}" for name, f in sorted(low.items()))
+    return (f"scheduler.freq: {sched.freq:g} is below the lowest P-state (f_min) of platform {platform.spec.name}'s "
+            f"processor type(s): clamped, they run at f_min ({shown})")
+
+
+def require_finite(metrics: dict[str, float], platform: Platform) -> dict[str, float]:
+    """`metrics`, or a UserError when one is not finite: a run's numbers are a result or an error,
+    never inf or NaN in a result row (an input at the edge of its range can overflow a sum)."""
+    bad = [k for k, v in metrics.items() if not math.isfinite(v)]
+    if bad:
+        raise UserError(f"platform {platform.spec.name}: the simulation gave {bad[0]} = {metrics[bad[0]]} (not finite; "
+                        f"{len(bad)} metric(s)): an input of the platform, model or scheduler is outside the range "
+                        "the twin computes in")
+    return metrics
+
+
 def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
              prepared: Prepared | None = None, timeline: bool | None = None, process_ends: bool = False) -> RunResult:
     """Run `cfg` with `seed` (default cfg.seed); same inputs, same numbers, bit for bit.
@@ -89,7 +117,8 @@ def simulate(cfg: SimConfig, seed: int | None = None, record_jobs: bool = False,
         sched = build_scheduler(twin, cfg.scheduler, make_rng(ss_sched), agent=agent)
         twin.decide = sched.decide
         twin.run()
-        metrics = compute_metrics(twin.done, twin.energy, platform.n_cores, twin.boots, twin.boot_energy)
+        metrics = require_finite(compute_metrics(twin.done, twin.energy, platform.n_cores, twin.boots,
+                                                 twin.boot_energy), platform)
         out = RunResult(metrics, report.as_dict(), decisions=twin.decisions)
         if agent is not None:
             out.training = {"curves": curves.as_dict() if curves is not None else None,

@@ -20,7 +20,6 @@ and counted in the load report, never silently.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import math
 import re
@@ -32,12 +31,18 @@ from typing import Any
 
 from paretosched.errors import UserError
 from paretosched.sim.seeds import Pcg64
+from paretosched.sim.tracefile import file_digest, open_text, path_is_gzip, require_intact_gzip, sacct_reader
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))
 ACCURACY_PROBS = (0.15, 0.09, 0.07) + (0.04,) * 5 + (0.03,) * 5 + (0.02,) * 10 + (0.06, 0.08)
 HDEEPRM_BW_VALUES = (4.0, 8.0, 12.0, 16.0, 20.0, 24.0)
 BW_LOW, BW_HIGH = 4.0, 24.0
+# The shortest run a job gets (s). SWF records whole seconds, so a run time of 0 is a job that ran
+# under a second; run as 0 s, a trace of such jobs gave energy, makespan, power and utilisation all 0
+# and a slowdown of 0, below its floor of 1. The slowdown already charges a job at least 1 s
+# (turnaround / max(reference run, 1 s), metrics.py): the twin runs it that long too.
+MIN_RUN_S = 1.0
 
 _FIELD_NAMES = ("job id", "submit time", "wait time", "run time", "allocated procs", "average cpu time",
                 "used memory", "requested procs", "requested time", "requested memory", "status",
@@ -49,6 +54,15 @@ _FIELD_NAMES = ("job id", "submit time", "wait time", "run time", "allocated pro
 _DECIMAL_FIELDS = frozenset({5, 6, 9, 18})  # 0-based
 _INT = re.compile(r"-?[0-9]+")
 MAX_FIELD = 1e12  # seconds (30,000 years), KB (1 PB per core), ids: sums of energy and time stay finite
+
+
+def in_swf_range(v: float) -> bool:
+    """Whether a value fits an SWF field (the one rule of this reader and of `trace import`)."""
+    try:
+        return math.isfinite(v) and abs(v) <= MAX_FIELD
+    except OverflowError:  # an int beyond any float (NCPUS of 400 digits)
+        return False
+
 _DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 # a whole job line of 18 or 19 fields, joined by single spaces, each field as `_field` wants it
 _LINE = {n: re.compile(" ".join(_DECIMAL.pattern if i in _DECIMAL_FIELDS else _INT.pattern for i in range(n)))
@@ -110,55 +124,6 @@ class Job:
         return f"Job({self.id}, submit={self.submit}, size={self.size}, req={self.req_time})"
 
 
-def _open_text(path: Path):
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    # utf-8-sig: a byte-order mark (editors on Windows write one) is not part of the first line
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace")
-    return open(path, encoding="utf-8-sig", errors="replace")
-
-
-def _sacct_reader(path: str) -> Any:
-    """An sacct dump's SWF conversion, or None. An sacct -P header is |-separated: other files
-    never load the sacct reader (its module and regular expressions cost a `simulate` ~5 ms)."""
-    try:
-        with _open_text(Path(path)) as fh:
-            first = next((line for line in fh if line.strip()), "")
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error):
-        return None  # (reading the trace itself reports it)
-    if "|" not in first:
-        return None
-    from paretosched.sim.slurm.sacct import is_sacct_dump, sacct_as_swf
-
-    return sacct_as_swf(path) if is_sacct_dump(path) else None
-
-
-def path_is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
-def _require_intact_gzip(path: Path, line_no: int) -> None:
-    """A UserError naming the damage when `path` is a gzip file that does not decompress whole."""
-    if not path_is_gzip(path):
-        return
-    try:
-        with gzip.open(path, "rb") as fh:
-            while fh.read(1 << 20):
-                pass
-    except (OSError, EOFError, zlib.error) as exc:
-        raise UserError(f"{path}:{line_no}: corrupt or truncated gzip data ({exc})") from None
-
-
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def read_swf(path: str | Path, first_job: int = 0, n_jobs: int | None = None) -> RawJobs:
     """Parse job lines [first_job, first_job + n_jobs) of an SWF file; errors name file:line."""
     p = Path(path)
@@ -174,7 +139,9 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
         # an sacct dump (detected by its header) is read through its SWF conversion
-        fh = _sacct_reader(path) or _open_text(Path(path))
+        fh = sacct_reader(path) or open_text(Path(path))
+        # an sacct dump's conversion: its SWF line -> the dump's line, so errors name the user's file
+        line_map: dict[int, int] = getattr(fh, "line_map", {})
         with fh:
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
@@ -186,18 +153,18 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
                 if seen <= first_job:
                     continue
                 try:
-                    _parse_line(raw, s, path, line_no)
+                    _parse_line(raw, s, path, line_map.get(line_no, line_no))
                 except UserError:
                     # gzip checks its CRC only at the end: damage in the middle first shows as
                     # garbage lines, which are the damage's symptom, not the trace's content
-                    _require_intact_gzip(Path(path), line_no)
+                    require_intact_gzip(Path(path), line_no)
                     raise
     except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
         where = f"{path}:{line_no + 1}" if line_no else path
         kind = "corrupt or truncated gzip data" if path_is_gzip(Path(path)) else "cannot read trace"
         raise UserError(f"{where}: {kind} ({exc})") from None
     raw.lines_read = seen
-    raw.digest = hashlib.sha256(f"{_file_digest(Path(path))}:{first_job}:{n_jobs}".encode()).hexdigest()
+    raw.digest = hashlib.sha256(f"{file_digest(Path(path))}:{first_job}:{n_jobs}".encode()).hexdigest()
     return raw
 
 
@@ -257,7 +224,7 @@ def _field(tok: str, i: int, path: str, line_no: int) -> float:
             raise UserError(f"{where} is not finite: {shown!r}")
         raise UserError(f"{where} is not a number: {shown!r}")
     v = float(tok)
-    if not math.isfinite(v) or abs(v) > MAX_FIELD:  # 1e999 is well-formed, and infinite as a float
+    if not in_swf_range(v):  # 1e999 is well-formed, and infinite as a float
         raise UserError(f"{where} is out of range: {shown!r} (at most {MAX_FIELD:.0e} in magnitude)")
     return v
 
@@ -288,9 +255,20 @@ class LoadReport:
     lines: int
     loaded: int
     skipped: dict[str, int]
+    raised_to_min_run: int = 0  # jobs whose run time was below MIN_RUN_S, run for MIN_RUN_S
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "lines": self.lines, "loaded": self.loaded, "skipped": dict(self.skipped)}
+        return {"source": self.source, "lines": self.lines, "loaded": self.loaded, "skipped": dict(self.skipped),
+                "raised_to_min_run": self.raised_to_min_run}
+
+
+def min_run_note(load: dict[str, Any]) -> str | None:
+    """A one-line note when jobs ran MIN_RUN_S instead of their shorter run time, else None."""
+    n = load.get("raised_to_min_run", 0)
+    if not n:
+        return None
+    return (f"{load['source']}: {n} job(s) with a run time below {MIN_RUN_S:g} s (0 in SWF: under a second) "
+            f"run {MIN_RUN_S:g} s")
 
 
 SKIP_REASONS = ("run_time_negative", "size_not_positive", "larger_than_platform")
@@ -304,7 +282,9 @@ def _size(raw: RawJobs, i: int) -> int:
 
 def _mem_mb(raw: RawJobs, i: int) -> float:
     mem_kb = raw.req_mem_kb[i] if raw.req_mem_kb[i] > 0 else max(raw.used_mem_kb[i], 0.0)
-    return mem_kb / 1024.0
+    # a memory below 1 KB (SWF's unit; 5e-324 is a valid decimal) is 1 KB: the twin divides a node's
+    # free memory by it to count the cores a job may take there, which overflowed to inf
+    return max(mem_kb, 1.0) / 1024.0 if mem_kb > 0 else 0.0
 
 
 def skip_reason(raw: RawJobs, i: int, fits: Any = None) -> str | None:
@@ -363,6 +343,7 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
     accuracy, bw_draw = _draws(rng, mode, n)
     skipped = dict.fromkeys(SKIP_REASONS, 0)
     jobs: list[Job] = []
+    raised = 0
     for i in range(n):
         reason = skip_reason(raw, i, fits)
         if reason is not None:
@@ -370,8 +351,12 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
             continue
         run = raw.run[i]
         size = _size(raw, i)
-        req = raw.req_time[i] if raw.req_time[i] > 0 else run
+        # no request: the run time, as long as the job will run (a 0 s job runs MIN_RUN_S)
+        req = raw.req_time[i] if raw.req_time[i] > 0 else max(run, MIN_RUN_S)
         actual = req * float(accuracy[i]) if mode == "hdeeprm" else run
+        if actual < MIN_RUN_S:
+            actual = MIN_RUN_S
+            raised += 1
         mem = _mem_mb(raw, i)
         bw = raw.bw[i] if raw.bw[i] >= 0 else float(bw_draw[i])
         jobs.append(Job(raw.job_id[i], raw.submit[i], size, req, actual * ref_speed,
@@ -384,4 +369,4 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
     for k, j in enumerate(jobs):
         j.submit -= t0
         j.seq = k
-    return jobs, LoadReport(raw.source, n, len(jobs), skipped)
+    return jobs, LoadReport(raw.source, n, len(jobs), skipped, raised)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
 from paretosched.sim.run import simulate
+from paretosched.sim.workload import MIN_RUN_S
 
 
 def textbook_fcfs(jobs: list[dict], n: int) -> list[float]:
@@ -24,7 +25,8 @@ def textbook_fcfs(jobs: list[dict], n: int) -> list[float]:
             free += k
             t = max(t, end)
         starts.append(t)
-        heapq.heappush(running, (t + j["run_s"], j["cores"]))
+        # a job runs at least 1 s (a run time of 0 is under a second in SWF; twin 10)
+        heapq.heappush(running, (t + max(j["run_s"], MIN_RUN_S), j["cores"]))
         free -= j["cores"]
         prev = t
     return starts

@@ -19,6 +19,7 @@ from typing import Any
 
 from paretosched.errors import UserError
 from paretosched.sim.inputs import bundled
+from paretosched.sim.platform import MAX_NODES
 from paretosched.sim.slurm.hostlist import expand
 from paretosched.yamlio import read_yaml
 
@@ -100,11 +101,24 @@ def _logical_lines(text: str, source: str) -> list[tuple[int, str]]:
     return out
 
 
+# shlex builds each token a character at a time, in time quadratic in its length: a NodeName of 3
+# million comma-separated names (25 MB) ran for minutes. A line without quotes or escapes splits on
+# blanks alike; one with them is bounded.
+_QUOTED = re.compile(r"[\"'\\]")
+MAX_QUOTED_LINE = 100_000
+
+
 def _pairs(text: str, where: str) -> list[tuple[str, str]]:
-    try:
-        tokens = shlex.split(text, posix=True)
-    except ValueError as exc:
-        raise UserError(f"{where}: {exc}") from None
+    if _QUOTED.search(text) is None:
+        tokens = text.split()
+    elif len(text) > MAX_QUOTED_LINE:
+        raise UserError(f"{where}: a line of {len(text)} characters with quotes or escapes (at most "
+                        f"{MAX_QUOTED_LINE})")
+    else:
+        try:
+            tokens = shlex.split(text, posix=True)
+        except ValueError as exc:
+            raise UserError(f"{where}: {exc}") from None
     pairs = []
     for tok in tokens:
         key, eq, value = tok.partition("=")
@@ -154,6 +168,9 @@ def read_slurm_conf(paths: list[str | Path]) -> SlurmConf:
                 # a Weight-only line for defined nodes (as `export --format slurm` writes): an update
                 conf.weight_updates.append(NodeLine(str(p), no, expr, names, attrs))
                 continue
+            if len(seen) + len(names) > MAX_NODES:  # each line is bounded; their sum must be too
+                raise UserError(f"{where}: NodeName: the node lines name more than {MAX_NODES} nodes (the largest "
+                                "platform the twin simulates)")
             for n in names:
                 if n in seen:
                     raise UserError(f"{where}: node {n} already defined at {seen[n]}")
@@ -202,6 +219,14 @@ def load_cpu_map(path: str | Path | None) -> CpuMap:
     unknown = set(data) - {"features", "patterns", "processors", "power"}
     if unknown:
         raise UserError(f"{src}: unknown key {sorted(unknown)[0]!r} (expected features, patterns, processors, power)")
+    for key in ("features", "patterns", "processors", "power"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise UserError(f"{src}: {key}: expected a mapping, got {type(data[key]).__name__} "
+                            f"(e.g. {key}: {{name: value}})")
+    for key in ("features", "patterns"):
+        for tag, model in (data.get(key) or {}).items():
+            if not isinstance(model, str):
+                raise UserError(f"{src}: {key}.{tag}: expected a processor model name, got {type(model).__name__}")
     for name, spec in (data.get("processors") or {}).items():
         if not isinstance(spec, dict) or set(spec) - _MODEL_KEYS or {"cores", "clock_ghz", "flops_per_cycle",
                                                                     "tdp_w"} - set(spec):
@@ -218,10 +243,70 @@ def load_cpu_map(path: str | Path | None) -> CpuMap:
         if model not in library:
             raise UserError(f"{src}: patterns.{pat}: unknown processor model {model!r}")
         try:
-            patterns.append((re.compile(str(pat)), model))
-        except re.error as exc:
+            compiled = re.compile(str(pat))
+        except (re.error, RecursionError, OverflowError) as exc:
             raise UserError(f"{src}: patterns.{pat}: not a regular expression ({exc})") from None
+        problem = _backtracking_risk(str(pat))
+        if problem:
+            raise UserError(f"{src}: patterns.{pat}: {problem}")
+        patterns.append((compiled, model))
     return CpuMap(library, features, patterns, data.get("power"), src)
+
+
+# Python's `re` backtracks: `(a+)+c` against a 35-character name ran past 60 s. A cpu-map pattern is
+# therefore a safe subset of regular expressions: a quantifier applies to one character, class or `.`
+# only (no quantified group: nested or alternated repetition is what grows exponentially), at most
+# MAX_VARIABLE of them vary in length (backtracking then costs at most ~n^2 steps), no
+# backreference, no longer than MAX_PATTERN characters, matched against names of at most MAX_NAME
+# characters (Linux's HOST_NAME_MAX): under a millisecond per node whatever the pattern.
+MAX_PATTERN = 200
+MAX_VARIABLE = 2
+MAX_NAME = 64
+
+
+def _backtracking_risk(pattern: str) -> str | None:
+    """Why `pattern` is outside the safe subset above, or None."""
+    from re import _constants as c, _parser as sre  # type: ignore[attr-defined]
+
+    if len(pattern) > MAX_PATTERN:
+        return f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})"
+    single = {c.LITERAL, c.NOT_LITERAL, c.ANY, c.IN, c.CATEGORY}
+    variable = 0
+
+    def walk(items: Any) -> str | None:
+        nonlocal variable
+        for op, av in items:
+            if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                low, high, body = av
+                if len(body) != 1 or body[0][0] not in single:
+                    return "a quantifier on a group (write it on one character or class, e.g. 'node\\d+')"
+                variable += low != high
+            elif op in (c.GROUPREF, c.GROUPREF_EXISTS):
+                return "a backreference"
+            elif op == c.SUBPATTERN:
+                found = walk(av[-1])
+                if found:
+                    return found
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                found = walk(av[1])
+                if found:
+                    return found
+            elif op == c.ATOMIC_GROUP:
+                found = walk(av)
+                if found:
+                    return found
+            elif op == c.BRANCH:
+                for alt in av[1]:
+                    found = walk(alt)
+                    if found:
+                        return found
+        return None
+
+    found = walk(sre.parse(pattern))
+    if found is None and variable > MAX_VARIABLE:
+        found = f"{variable} quantifiers of variable length (at most {MAX_VARIABLE})"
+    return None if found is None else (f"{found}: cpu-map patterns are a safe subset of regular expressions, "
+                                       "matched without exponential backtracking")
 
 
 def model_of(line: NodeLine, name: str, cmap: CpuMap) -> str:
@@ -233,6 +318,9 @@ def model_of(line: NodeLine, name: str, cmap: CpuMap) -> str:
             return cmap.features[t]
         if t in by_norm:
             return by_norm[t]
+    if cmap.patterns and len(name) > MAX_NAME:
+        raise UserError(f"{line.where()}: node name {name[:40]}... has {len(name)} characters; a host name has at "
+                        f"most {MAX_NAME} (cpu-map patterns match names up to that length)")
     for pat, model in cmap.patterns:
         if pat.fullmatch(name):
             return model

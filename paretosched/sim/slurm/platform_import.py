@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from paretosched.errors import UserError
-from paretosched.sim.platform import PlatformSpec
+from paretosched.sim.platform import PlatformSpec, ProcessorType
 from paretosched.sim.slurm.conf import CpuMap, NodeLine, SlurmConf, model_of
 from paretosched.sim.slurm.hostlist import compress, expand
 from paretosched.yamlio import validate
@@ -62,6 +62,8 @@ def processor_type(name: str, spec: dict[str, Any]) -> dict[str, Any]:
     if spec.get("min_ghz") is not None:
         # two decimals, as the thesis's gaia.yaml, so gaia's types import to the same numbers
         out["f_min"] = round(min(float(spec["min_ghz"]) / float(spec["clock_ghz"]), 1.0), 2)
+    # checked now, as the platform will be: a model of 0 cores divided the node's CPUs by zero
+    validate(ProcessorType, out, f"processors.{name}")
     return out
 
 
@@ -84,8 +86,10 @@ def platform_from_conf(conf: SlurmConf, cmap: CpuMap, name: str) -> tuple[dict[s
             if model not in ptypes:
                 try:
                     ptypes[model] = processor_type(model, spec)
-                except (KeyError, TypeError, ValueError) as exc:
+                except (KeyError, TypeError, ValueError, ArithmeticError) as exc:
                     raise UserError(f"{cmap.source}: processor {model}: bad or missing field ({exc})") from None
+                except UserError as exc:  # out of the platform's range: the cpu-map (or library) entry
+                    raise UserError(f"{cmap.source}: {exc}") from None
             sockets = _sockets(line, ptypes[model]["cores"], model)
             mem_mb = line.int_attr("realmemory")
             ntype = f"{model}_x{sockets}" + (f"_{mem_mb}mb" if mem_mb is not None else "")

@@ -33,11 +33,15 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 from paretosched.errors import UserError
+from paretosched.sim.tracefile import open_text, path_is_gzip
+from paretosched.sim.workload import MAX_FIELD, in_swf_range
 
 STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "OUT_OF_MEMORY": 0, "NODE_FAIL": 0, "DEADLINE": 0,
           "BOOT_FAIL": 0, "CANCELLED": 5, "PREEMPTED": 5, "REQUEUED": 5}
@@ -91,27 +95,20 @@ class Conversion:
     jobs: list[list[float]]  # SWF fields 1-18 per job
     report: SacctReport
     t0: float = 0.0
+    lines: list[int] = field(default_factory=list)  # the dump's line of each job
 
 
 def is_sacct_dump(path: str | Path) -> bool:
     """True when the file's first non-empty line is an sacct -P header (it names JobID and is |-separated)."""
     try:
-        with _open(Path(path)) as fh:
+        with open_text(Path(path)) as fh:
             for line in fh:
                 if line.strip():
                     cols = [c.strip().lower() for c in line.split("|")]
                     return len(cols) > 1 and ("jobid" in cols or "jobidraw" in cols)
-    except (OSError, EOFError, UnicodeDecodeError):
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error):
         return False
     return False
-
-
-def _open(path: Path) -> io.TextIOBase:
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[return-value]
-    return open(path, encoding="utf-8", errors="replace")
 
 
 def parse_timelimit(text: str) -> float | None:
@@ -144,7 +141,10 @@ def parse_timelimit(text: str) -> float | None:
     # the leading field may be any size (300 minutes, 100:00:00); a field after a ':' is 0-59
     if s > 59 or (m > 59 and (has_days or len(parts) == 3)):
         raise ValueError(f"minutes and seconds must be 0-59, got {m}:{s:02d}")
-    return float(((days * 24 + h) * 60 + m) * 60 + s)
+    try:
+        return float(((days * 24 + h) * 60 + m) * 60 + s)
+    except OverflowError:  # a number of hundreds of digits: beyond any float
+        raise ValueError(f"{text[:24]}...: too large") from None
 
 
 def parse_reqmem(text: str, cores: int, nodes: int) -> tuple[float, bool]:
@@ -182,34 +182,78 @@ def read_sacct(path: str | Path) -> Conversion:
         raise UserError(f"{p}: sacct dump not found")
     rep = SacctReport()
     recs: dict[str, dict[str, _Rec]] = {}
-    with _open(p) as fh:
-        header: list[str] | None = None
-        col: dict[str, int] = {}
-        for no, raw in enumerate(fh, start=1):
-            line = raw.rstrip("\n\r")
-            if not line.strip():
-                continue
-            fields = line.split("|")
-            if header is None or [f.strip().lower() for f in fields] == header:
-                header = [f.strip().lower() for f in fields]
-                col = {k: next(header.index(a) for a in names if a in header)
-                       for k, names in _ALIASES.items() if any(a in header for a in names)}
-                missing = [k for k in _REQUIRED if k not in col]
-                if missing:
-                    raise UserError(f"{p}:{no}: sacct header lacks {', '.join(missing)} "
-                                    "(dump with sacct -P -o JobIDRaw,Submit,Start,End,NCPUS,State,...)")
-                continue
-            if len(fields) != len(header):
-                raise UserError(f"{p}:{no}: {len(fields)} fields, the header has {len(header)} "
-                                "(a '|' inside a value? dump with --parsable2)")
-            rep.records += 1
-            _record(fields, col, p, no, rep, recs)
+    header = _read_records(p, rep, recs)
     if header is None:
         raise UserError(f"{p}: empty sacct dump")
     if not recs:
         why = "; ".join(f"{n} {reason}" for reason, n in rep.skipped.items()) or "no records"
         raise UserError(f"{p}: no job to import from {rep.records} record(s) (skipped: {why})")
     return _to_swf(str(p), recs, rep)
+
+
+class _Damaged(Exception):
+    """The file could not be read past `line` (a gzip stream cut short, a read error)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _lines(fh: io.TextIOBase) -> Iterator[tuple[int, str]]:
+    """(line number, text) of `fh`; a read that fails raises _Damaged naming the line it was reading."""
+    no = 0
+    while True:
+        try:
+            raw = fh.readline()
+        except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+            raise _Damaged(no + 1) from exc
+        if not raw:
+            return
+        no += 1
+        yield no, raw
+
+
+def _read_records(p: Path, rep: SacctReport, recs: dict[str, dict[str, _Rec]]) -> list[str] | None:
+    """Read the dump's records into `recs`; the header (None for an empty dump)."""
+    try:
+        with open_text(p) as fh:
+            return _read_lines(fh, p, rep, recs)
+    except _Damaged as exc:
+        kind = "corrupt or truncated gzip data" if path_is_gzip(p) else "cannot read the dump"
+        raise UserError(f"{p}:{exc.line}: {kind} ({exc.__cause__})") from None
+
+
+def _read_lines(fh: io.TextIOBase, p: Path, rep: SacctReport, recs: dict[str, dict[str, _Rec]]) -> list[str] | None:
+    header: list[str] | None = None
+    col: dict[str, int] = {}
+    for no, raw in _lines(fh):
+        line = raw.rstrip("\n\r")
+        if not line.strip():
+            continue
+        fields = line.split("|")
+        if header is None or [f.strip().lower() for f in fields] == header:
+            header = [f.strip().lower() for f in fields]
+            col = {k: next(header.index(a) for a in names if a in header)
+                   for k, names in _ALIASES.items() if any(a in header for a in names)}
+            missing = [k for k in _REQUIRED if k not in col]
+            if missing:
+                raise UserError(f"{p}:{no}: sacct header lacks {', '.join(missing)} "
+                                "(dump with sacct -P -o JobIDRaw,Submit,Start,End,NCPUS,State,...)")
+            continue
+        if len(fields) != len(header):
+            raise UserError(f"{p}:{no}: {len(fields)} fields, the header has {len(header)} "
+                            "(a '|' inside a value? dump with --parsable2)")
+        rep.records += 1
+        _record(fields, col, p, no, rep, recs)
+    return header
+
+
+def _in_range(value: float, p: Path, no: int, what: str) -> float:
+    """`value`, or a UserError when the SWF reader would refuse it (workload.MAX_FIELD, the one bound)."""
+    if not in_swf_range(value):
+        raise UserError(f"{p}:{no}: {what} is out of range for SWF (at most {MAX_FIELD:.0e} seconds, KB or "
+                        "processors)")
+    return value
 
 
 def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: SacctReport,
@@ -252,6 +296,8 @@ def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: Sacct
         raise UserError(f"{p}:{no}: NCPUS/NNodes must not be negative, got {cores}/{nodes}")
     if cores == 0:
         return rep.skip("no cores (NCPUS 0)")
+    _in_range(cores, p, no, f"NCPUS {get('ncpus')}")
+    _in_range(end - start, p, no, "the run time (End - Start)")
     if "nnodes" not in col:
         rep.count("records without NNodes read as one node")
     try:
@@ -265,6 +311,9 @@ def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: Sacct
         mem, guessed = parse_reqmem(get("reqmem"), cores, nodes)
     except ValueError:
         raise UserError(f"{p}:{no}: ReqMem {get('reqmem')!r} is not a size (4000M, 4G, 16000Mn, 2000Mc)") from None
+    if req is not None:
+        _in_range(req, p, no, f"Timelimit {get('timelimit')} ({req:.0f} s)")
+    _in_range(mem, p, no, f"ReqMem {get('reqmem')[:24]} ({mem:.3g} KB per core)")
     if guessed:
         rep.count("ReqMem values without n/c read as per node")
     # a heterogeneous job's components (123+0, 123+1) share the job; the same id twice (sacct -D lists
@@ -308,7 +357,7 @@ def _to_swf(source: str, recs: dict[str, dict[str, _Rec]], rep: SacctReport) -> 
         jobs.append([k, round(r.submit - t0), round(r.start - r.submit), round(r.end - r.start), r.cores, -1, -1,
                      r.cores, r.req_s, round(r.mem_kb_per_core) if r.mem_kb_per_core > 0 else -1, r.status,
                      num("user", r.user), num("group", r.group), -1, -1, num("partition", r.partition), -1, -1])
-    return Conversion(source, jobs, rep, t0)
+    return Conversion(source, jobs, rep, t0, [r.line for r in merged])
 
 
 def swf_text(conv: Conversion) -> str:
@@ -337,5 +386,11 @@ def write_swf(conv: Conversion, out: str | Path) -> None:
 
 
 def sacct_as_swf(path: str | Path) -> io.StringIO:
-    """An sacct dump read as SWF text (what `workload.path` gets when it names a dump)."""
-    return io.StringIO(swf_text(read_sacct(path)))
+    """An sacct dump read as SWF text (what `workload.path` gets when it names a dump). Its
+    `line_map` takes a line of the text to the dump's line of that job, for errors."""
+    conv = read_sacct(path)
+    text = swf_text(conv)
+    first = text.count("\n") - len(conv.jobs) + 1  # the job lines come last, one per job
+    fh = io.StringIO(text)
+    fh.line_map = {first + k: line for k, line in enumerate(conv.lines)}  # type: ignore[attr-defined]
+    return fh

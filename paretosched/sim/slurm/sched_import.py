@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from paretosched.config import SlurmScheduler
@@ -95,6 +96,9 @@ def _exc_count(conf: SlurmConf, text: str, plat: Any, order: str, names: list[st
     except ValueError as exc:
         raise UserError(f"{conf.where('suspendexcnodes')}: {exc}") from None
     if count:
+        if not re.fullmatch(r"[0-9]{1,9}", count.strip()):
+            raise UserError(f"{conf.where('suspendexcnodes')}: SuspendExcNodes count {count[:24]!r} is not a "
+                            "whole number (<nodes>:N)")
         if sorted(listed) != sorted(names):
             raise UserError(f"{conf.where('suspendexcnodes')}: a count applies to all nodes here (<all nodes>:N)")
         return int(count)
