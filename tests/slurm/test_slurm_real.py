@@ -17,6 +17,7 @@ scripts/validation/slurm_real/compare.py tests/data/slurm_real/*` prints them):
 | linear-bf-s2 | 11% | 38% | 0.785 | 299 / 352 s |
 | cons-tres-core | 8% | 54% | 0.812 | 313 / 343 s |
 | linear-favorsmall | 46% | 99% | 0.992 | 174 / 179 s |
+| linear-32 | 18% | 94% | 0.929 | 294 / 327 s |
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "linear-bf-s2": (0.35, 0.08, 0.75, 0.20),
     "cons-tres-core": (0.50, 0.05, 0.78, 0.15),
     "linear-favorsmall": (0.95, 0.40, 0.98, 0.08),
+    "linear-32": (0.90, 0.15, 0.90, 0.15),
 }
 
 
