@@ -19,6 +19,7 @@ scripts/validation/slurm_real/compare.py tests/data/slurm_real/*` prints them):
 | linear-favorsmall | 46% | 99% | 0.992 | 174 / 179 s |
 | linear-32 | 18% | 94% | 0.929 | 294 / 327 s |
 | linear-tiers | 7% | 12% | 0.662 | 314 / 332 s |
+| linear-bf-s1 | 4% | 17% | 0.962 | 632 / 652 s |
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "linear-favorsmall": (0.95, 0.40, 0.98, 0.08),
     "linear-32": (0.90, 0.15, 0.90, 0.15),
     "linear-tiers": (0.10, 0.05, 0.62, 0.10),
+    "linear-bf-s1": (0.15, 0.02, 0.94, 0.08),
 }
 
 

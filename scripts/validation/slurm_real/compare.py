@@ -181,12 +181,42 @@ def table(rows: list[Agreement]) -> str:
     return "\n".join([head, *body])
 
 
+def _secs(stamp: str) -> float:
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+
+
+def job_log(record: str | Path, slurm_id: int, limit: int = 40) -> list[str]:
+    """slurmctld's log lines about one job, each prefixed by its second in the record (t0 = 0):
+    its submission, every backfill plan for it (`to start at ...`), its start and end."""
+    import gzip
+
+    meta, _ = load_record(record)
+    t0 = meta["t0_epoch"]
+    pat = re.compile(rf"JobId={slurm_id}(\s|$)")
+    out = []
+    with gzip.open(Path(record) / "slurmctld.log.gz", "rt", errors="replace") as fh:
+        for line in fh:
+            if pat.search(line):
+                stamp = line[1:line.index("]")]
+                at = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+                text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", lambda m: f"{_secs(m.group(0)) - t0:.0f}s",
+                              line[line.index("]") + 2:].rstrip())
+                out.append(f"{at - t0:8.2f}  {text}")
+                if len(out) >= limit:
+                    break
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("records", nargs="+", help="record directories written by harness.py")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--table", action="store_true", help="print one markdown table (docs/slurm.md)")
+    p.add_argument("--job", type=int, help="print slurmctld's log lines about this Slurm job id (one record)")
     a = p.parse_args(argv)
+    if a.job is not None:
+        print("\n".join(job_log(a.records[0], a.job)))
+        return 0
     rows = [compare(r) for r in a.records if (Path(r) / "results.json").exists()]
     if a.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))

@@ -73,18 +73,21 @@ def generate_workload(seed: int, n_jobs: int, span_s: float, max_nodes: int, cpu
     return jobs
 
 
-def swf_window(path: Path, start_job: int, n_jobs: int, max_nodes: int, cpus_per_node: int,
+def swf_window(path: Path, skip: int, n_jobs: int, max_nodes: int, cpus_per_node: int,
                time_scale: float) -> list[dict[str, Any]]:
-    """A window of an SWF trace as a workload: sizes in nodes (ceil(procs / cpus_per_node), capped),
-    submit gaps, run and requested times divided by time_scale (limits rounded up to minutes)."""
+    """A window of an SWF trace as a workload (the job lines after the first `skip`, as a config's
+    first_job): sizes in nodes (ceil(procs / cpus_per_node), capped at max_nodes), submit gaps, run
+    and requested times divided by time_scale (limits rounded up to minutes, 1-10)."""
     opener = gzip.open if path.suffix == ".gz" else open
     rows = []
+    seen = 0
     with opener(path, "rt") as fh:
         for line in fh:
             f = line.split()
-            if not f or line.startswith(";") or len(f) < 9:
+            if not f or f[0].startswith(";") or len(f) < 9:
                 continue
-            if int(f[0]) < start_job:
+            seen += 1
+            if seen <= skip:
                 continue
             procs = int(f[7]) if int(f[7]) > 0 else int(f[4])
             run, req = float(f[3]), float(f[8]) if float(f[8]) > 0 else float(f[3])
@@ -94,7 +97,7 @@ def swf_window(path: Path, start_job: int, n_jobs: int, max_nodes: int, cpus_per
             if len(rows) == n_jobs:
                 break
     if not rows:
-        sys.exit(f"harness: {path}: no job from job {start_job}")
+        sys.exit(f"harness: {path}: no job after the first {skip} job lines")
     t0 = rows[0][0]
     jobs = []
     for i, (sub, run, req, procs) in enumerate(rows):
@@ -307,7 +310,7 @@ def run(a: argparse.Namespace) -> None:
     conf.write_text(conf_text)
     mode = "cpus" if a.select == "cons_tres" else "nodes"
     if a.swf:
-        jobs = swf_window(Path(a.swf), a.swf_first, a.jobs, a.nodes, a.cpus, a.swf_scale)
+        jobs = swf_window(Path(a.swf), a.swf_skip, a.jobs, a.nodes, a.cpus, a.swf_scale)
     else:
         jobs = generate_workload(a.seed, a.jobs, a.span, a.nodes, a.cpus, mode)
     if a.partitions:
@@ -377,8 +380,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--jobs", type=int, default=90)
     p.add_argument("--span", type=float, default=450, help="submission window (s)")
     p.add_argument("--swf", help="take the workload from this SWF trace instead")
-    p.add_argument("--swf-first", type=int, default=1)
-    p.add_argument("--swf-scale", type=float, default=1.0)
+    p.add_argument("--swf-skip", type=int, default=0, help="job lines of the trace to skip")
+    p.add_argument("--swf-scale", type=float, default=1.0, help="divide the trace's times by this")
     p.add_argument("--max-wait", type=float, default=3600, help="give up waiting for the queue after (s)")
     p.add_argument("--keep-state", action="store_true")
     p.add_argument("--dry", action="store_true", help="print slurm.conf and the workload; run nothing")
