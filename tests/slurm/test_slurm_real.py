@@ -24,6 +24,7 @@ scripts/validation/slurm_real/compare.py tests/data/slurm_real/*` prints them):
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import sys
@@ -50,6 +51,12 @@ def _compare_module() -> Any:
 
 
 compare = _compare_module()
+
+
+@functools.cache
+def _twin(name: str) -> Any:
+    """The twin's run of a record, once per test session (each takes ~1 s)."""
+    return compare.twin_times(DATA / name)
 
 # record -> (share within 30 s, share within 5 s, Kendall tau, |mean wait twin / real - 1|): the
 # first three are floors, the last a ceiling
@@ -133,7 +140,7 @@ def test_twin_runs_each_job_as_long_as_slurm(name: str) -> None:
     """The comparison is about starts only: with `interference: none` on one processor type every
     job runs for exactly the time it ran under Slurm."""
     _, _, results = _load(name)
-    times, _, _ = compare.twin_times(DATA / name)
+    times, _, _ = _twin(name)
     for r in results:
         start, end = times[r["slurm_id"]]
         assert end - start == pytest.approx(r["end"] - r["start"], abs=1e-6), r
@@ -144,7 +151,7 @@ def test_twin_runs_each_job_as_long_as_slurm(name: str) -> None:
 def test_twin_agrees_with_real_slurm_at_least_as_well_as_recorded(name: str) -> None:
     assert name in FLOORS, f"{name}: no floor recorded (run compare.py and add one)"
     within30, within5, tau, wait_err = FLOORS[name]
-    a = compare.compare(DATA / name)
+    a = compare.compare(DATA / name, _twin(name))
     assert a.within_30s >= within30, compare.report(a)
     assert a.within_5s >= within5, compare.report(a)
     assert a.kendall_tau >= tau, compare.report(a)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -40,6 +41,8 @@ class Agreement:
     mean_wait_real_s: float
     waits_by_size: dict[str, tuple[float, float, int]] = field(default_factory=dict)  # size -> twin, real, n
     first_divergence: str = ""
+    backfill_first_s: float | None = None  # Slurm's first backfill cycle (s from the record's t0)
+    backfill_gap_s: float | None = None    # median time between Slurm's backfill cycles
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -121,9 +124,11 @@ def size_class(r: dict[str, Any], mode: str) -> str:
     return f"{n}+"
 
 
-def compare(record: str | Path) -> Agreement:
+def compare(record: str | Path, twin: tuple[dict[int, tuple[float, float]], dict[str, Any], list[str]] | None = None
+            ) -> Agreement:
+    """The agreement of the twin with one record (`twin`: what twin_times(record) returned, if at hand)."""
     meta, results = load_record(record)
-    times, sched, notes = twin_times(record)
+    times, sched, notes = twin if twin is not None else twin_times(record)
     starts = {k: v[0] for k, v in times.items()}
     mode = json.loads((Path(record) / "workload.json").read_text())["mode"]
     bf = int(sched.get("bf_interval_s", 30))
@@ -136,6 +141,7 @@ def compare(record: str | Path) -> Agreement:
         by.setdefault(size_class(r, mode), []).append((wt, wr))
     sizes = {k: (sum(x for x, _ in v) / len(v), sum(y for _, y in v) / len(v), len(v))
              for k, v in sorted(by.items(), key=lambda kv: int(kv[0].split("-")[0].rstrip("+")))}
+    cycles = backfill_cycles(record)
     first = ""
     for r in sorted(results, key=lambda r: (r["submit"], r["slurm_id"])):
         t = starts[r["slurm_id"]]
@@ -150,7 +156,9 @@ def compare(record: str | Path) -> Agreement:
         within_bf=sum(d <= bf for d in diffs) / n, bf_interval_s=bf,
         kendall_tau=_kendall([r["start"] for r in results], [starts[r["slurm_id"]] for r in results]),
         mean_wait_twin_s=sum(waits_t) / n, mean_wait_real_s=sum(waits_r) / n,
-        waits_by_size=sizes, first_divergence=first, notes=notes)
+        waits_by_size=sizes, first_divergence=first, notes=notes,
+        backfill_first_s=cycles[0] if cycles else None,
+        backfill_gap_s=statistics.median(b - a for a, b in zip(cycles, cycles[1:])) if len(cycles) > 1 else None)
 
 
 def report(a: Agreement) -> str:
@@ -164,6 +172,9 @@ def report(a: Agreement) -> str:
            + ", ".join(f"{k}: {t:.0f}/{r:.0f} ({n})" for k, (t, r, n) in a.waits_by_size.items())]
     if a.first_divergence:
         out.append(f"  first start more than 30 s apart: {a.first_divergence}")
+    if a.backfill_first_s is not None:
+        out.append(f"  Slurm's backfill cycles: the first at {a.backfill_first_s:.2f} s of the record, then every "
+                   f"{a.backfill_gap_s:.2f} s (median)")
     seen: dict[str, int] = {}
     for n in a.notes:  # one line per kind of note ("slurm.conf:41: ignored ..." per node line)
         key = re.sub(r"^\S+:\d+: ", "", n)
@@ -183,6 +194,21 @@ def table(rows: list[Agreement]) -> str:
 
 def _secs(stamp: str) -> float:
     return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+
+
+def backfill_cycles(record: str | Path) -> list[float]:
+    """When slurmctld began each backfill cycle, in record seconds (its phase is set by when the
+    controller started, not by the workload)."""
+    import gzip
+
+    meta, _ = load_record(record)
+    out = []
+    with gzip.open(Path(record) / "slurmctld.log.gz", "rt", errors="replace") as fh:
+        for line in fh:
+            if "_attempt_backfill: beginning" in line:
+                at = datetime.strptime(line[1:24], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+                out.append(round(at - meta["t0_epoch"], 3))
+    return out
 
 
 def job_log(record: str | Path, slurm_id: int, limit: int = 40) -> list[str]:
