@@ -156,3 +156,52 @@ def test_twin_agrees_with_real_slurm_at_least_as_well_as_recorded(name: str) -> 
     assert a.within_5s >= within5, compare.report(a)
     assert a.kendall_tau >= tau, compare.report(a)
     assert abs(a.wait_ratio - 1) <= wait_err, compare.report(a)
+
+
+def test_a_record_against_itself_agrees_fully() -> None:
+    """compare_real puts a second real run in the twin's place; the same run agrees exactly."""
+    name = RECORDS[0]
+    a = compare.compare_real(DATA / name, DATA / name)
+    assert (a.within_5s, a.within_30s, a.kendall_tau) == (1.0, 1.0, pytest.approx(1.0))
+    assert a.mean_wait_twin_s == a.mean_wait_real_s
+
+
+def _harness_module() -> Any:
+    path = ROOT / "scripts" / "validation" / "slurm_real" / "harness.py"
+    spec = importlib.util.spec_from_file_location("slurm_real_harness", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("mode", ["nodes", "cpus"])
+def test_generated_workload_keeps_its_promises(mode: str) -> None:
+    """Limits 1-10 min, runs 20-95% of the limit, sizes within the cluster, arrivals in order,
+    and the same seed gives the same jobs (no Slurm needed)."""
+    h = _harness_module()
+    jobs = h.generate_workload(7, 90, 450, 16, 8, mode)
+    assert jobs == h.generate_workload(7, 90, 450, 16, 8, mode)
+    assert jobs != h.generate_workload(8, 90, 450, 16, 8, mode)
+    assert [j["submit_s"] for j in jobs] == sorted(j["submit_s"] for j in jobs)
+    for j in jobs:
+        assert 1 <= j["limit_min"] <= 10
+        assert 0.2 * 60 * j["limit_min"] - 1 <= j["run_s"] <= 0.95 * 60 * j["limit_min"] + 1
+        size = j["nodes"] if mode == "nodes" else j["cpus"]
+        assert 1 <= size <= (16 if mode == "nodes" else 128)
+
+
+def test_harness_conf_keeps_each_cluster_private() -> None:
+    """Every path is under the state dir and every port is the cluster's own, so two clusters run
+    side by side."""
+    h = _harness_module()
+    args = h.argparse.Namespace(name="t", port=17200, nodes=4, cpus=8, select="cons_tres", favor_small=False,
+                                weight_job_size=1000, sched_params="bf_interval=5", partitions=None, extra=[])
+    text = h.write_conf(args, Path("/tmp/state"))
+    assert "SlurmctldPort=17200" in text and "SelectTypeParameters=CR_Core" in text
+    assert [int(line.split("Port=")[1].split()[0]) for line in text.splitlines()
+            if line.startswith("NodeName=")] == [17201, 17202, 17203, 17204]
+    for line in text.splitlines():
+        if any(k in line for k in ("File=", "Location=", "SpoolDir=", "AuthInfo=")):
+            assert "/tmp/state/" in line, line
+    assert "SchedulerParameters=bf_interval=5" in text and "MinJobAge=86400" in text

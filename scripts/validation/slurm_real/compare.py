@@ -43,6 +43,7 @@ class Agreement:
     first_divergence: str = ""
     backfill_first_s: float | None = None  # Slurm's first backfill cycle (s from the record's t0)
     backfill_gap_s: float | None = None    # median time between Slurm's backfill cycles
+    other: str = "twin"                    # what was compared with the record (compare_real: a record)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -127,11 +128,34 @@ def size_class(r: dict[str, Any], mode: str) -> str:
 def compare(record: str | Path, twin: tuple[dict[int, tuple[float, float]], dict[str, Any], list[str]] | None = None
             ) -> Agreement:
     """The agreement of the twin with one record (`twin`: what twin_times(record) returned, if at hand)."""
-    meta, results = load_record(record)
     times, sched, notes = twin if twin is not None else twin_times(record)
-    starts = {k: v[0] for k, v in times.items()}
+    return agreement(record, {k: v[0] for k, v in times.items()}, int(sched.get("bf_interval_s", 30)), notes,
+                     "the twin")
+
+
+def compare_real(record: str | Path, other: str | Path) -> Agreement:
+    """Real Slurm against itself: `other`, a second run of the same workload and slurm.conf, in
+    the twin's place (what agreement the daemons' timing leaves room for). Jobs are matched by
+    their workload id."""
+    _, results = load_record(record)
+    _, again = load_record(other)
+    by_id = {r["id"]: r["start"] for r in again}
+    if sorted(by_id) != sorted(r["id"] for r in results):
+        raise SystemExit(f"compare.py: {other} is not a run of the workload of {record}")
+    starts = {r["slurm_id"]: float(by_id[r["id"]]) for r in results}
+    bf = int(_bf_interval(Path(record) / "slurm.conf"))
+    return agreement(record, starts, bf, [f"in the twin's place: {Path(other).name}"], Path(other).name)
+
+
+def _bf_interval(conf: Path) -> int:
+    m = re.search(r"bf_interval=(\d+)", conf.read_text())
+    return int(m.group(1)) if m else 30
+
+
+def agreement(record: str | Path, starts: dict[int, float], bf: int, notes: list[str], who: str) -> Agreement:
+    """The figures for starts (slurm_id -> s from the record's t0) against the record's real ones."""
+    meta, results = load_record(record)
     mode = json.loads((Path(record) / "workload.json").read_text())["mode"]
-    bf = int(sched.get("bf_interval_s", 30))
     diffs = [abs(starts[r["slurm_id"]] - r["start"]) for r in results]
     n = len(results)
     waits_t = [starts[r["slurm_id"]] - r["submit"] for r in results]
@@ -148,7 +172,7 @@ def compare(record: str | Path, twin: tuple[dict[int, tuple[float, float]], dict
         if abs(t - r["start"]) > 30:
             first = (f"job {r['slurm_id']} ({r['nodes']} nodes, {r['cpus']} CPUs, limit {r['limit_min']} min) "
                      f"submitted at {r['submit']} s: Slurm started it at {r['start']} s ({r['started_by']}, "
-                     f"on {r['nodelist']}), the twin at {t:.0f} s")
+                     f"on {r['nodelist']}), {who} at {t:.0f} s")
             break
     return Agreement(
         name=meta["name"], jobs=n,
@@ -158,7 +182,8 @@ def compare(record: str | Path, twin: tuple[dict[int, tuple[float, float]], dict
         mean_wait_twin_s=sum(waits_t) / n, mean_wait_real_s=sum(waits_r) / n,
         waits_by_size=sizes, first_divergence=first, notes=notes,
         backfill_first_s=cycles[0] if cycles else None,
-        backfill_gap_s=statistics.median(b - a for a, b in zip(cycles, cycles[1:])) if len(cycles) > 1 else None)
+        backfill_gap_s=statistics.median(b - a for a, b in zip(cycles, cycles[1:])) if len(cycles) > 1 else None,
+        other="twin" if who == "the twin" else who)
 
 
 def report(a: Agreement) -> str:
@@ -166,9 +191,9 @@ def report(a: Agreement) -> str:
            f"  starts within 5 s {a.within_5s:.0%}, within 30 s {a.within_30s:.0%}, "
            f"within one bf_interval ({a.bf_interval_s} s) {a.within_bf:.0%}",
            f"  Kendall tau of start order {a.kendall_tau:.3f}",
-           f"  mean wait twin / real {a.mean_wait_twin_s:.0f} / {a.mean_wait_real_s:.0f} s "
+           f"  mean wait {a.other} / real {a.mean_wait_twin_s:.0f} / {a.mean_wait_real_s:.0f} s "
            f"(ratio {a.wait_ratio:.2f})",
-           "  mean wait by size (twin / real s, jobs): "
+           f"  mean wait by size ({a.other} / real s, jobs): "
            + ", ".join(f"{k}: {t:.0f}/{r:.0f} ({n})" for k, (t, r, n) in a.waits_by_size.items())]
     if a.first_divergence:
         out.append(f"  first start more than 30 s apart: {a.first_divergence}")
@@ -238,12 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("records", nargs="+", help="record directories written by harness.py")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--table", action="store_true", help="print one markdown table (docs/slurm.md)")
+    p.add_argument("--against", help="another record of the same workload and slurm.conf, in the twin's place")
     p.add_argument("--job", type=int, help="print slurmctld's log lines about this Slurm job id (one record)")
     a = p.parse_args(argv)
     if a.job is not None:
         print("\n".join(job_log(a.records[0], a.job)))
         return 0
-    rows = [compare(r) for r in a.records if (Path(r) / "results.json").exists()]
+    if a.against:
+        rows = [compare_real(r, a.against) for r in a.records]
+    else:
+        rows = [compare(r) for r in a.records if (Path(r) / "results.json").exists()]
     if a.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))
     elif a.table:
