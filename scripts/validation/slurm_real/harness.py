@@ -113,7 +113,7 @@ def swf_window(path: Path, skip: int, n_jobs: int, max_nodes: int, cpus_per_node
 def partitions_lines(parts: str | None, n_nodes: int) -> list[str]:
     """'--partitions name:first-last:tier,...' (1-based node ranges) or one partition 'batch'."""
     if not parts:
-        return [f"PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP"]
+        return ["PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP"]
     out = []
     for k, item in enumerate(parts.split(",")):
         name, rng, tier = item.split(":")
