@@ -323,6 +323,8 @@ def run(a: argparse.Namespace) -> None:
             if mode == "nodes":
                 job["nodes"] = min(job["nodes"], hi - lo + 1)
     cl = Cluster(state, conf, a.nodes)
+    # a SIGTERM (timeout, kill PID) unwinds through `finally` too, so the daemons never outlive the run
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("harness: terminated; stopping the daemons it started"))
     load_before = os.getloadavg()
     try:
         cl.start()
