@@ -203,7 +203,14 @@ class Cluster:
         return r.stdout
 
     def stop(self) -> None:
-        """Stop only what this run started, by pid."""
+        """Stop only what this run started, by pid. Jobs still queued or running (an interrupted
+        run) are cancelled first: their slurmstepd would outlive slurmd."""
+        if self.procs and self.procs[0].poll() is None and self.cmd(["squeue", "-h", "-o", "%i"], check=False).split():
+            self.cmd(["scancel", "--full", "-u", str(os.getuid())], check=False)
+            for _ in range(30):
+                time.sleep(1)
+                if not self.cmd(["squeue", "-h", "-o", "%i"], check=False).split():
+                    break
         for p in reversed(self.procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
