@@ -9,7 +9,7 @@ paths, `interference: none`) and hold its agreement to a floor.
 
 The floors are what the twin achieves on the day they were set, rounded down a little, so that a
 change that makes the twin agree less with real Slurm fails here; a model change that agrees more
-raises them. Figures when set (twin 9, before any model change for issue 32; `python
+raises them. Figures when set (the twin at b26d125, before any model change for issue 32; `python
 scripts/validation/slurm_real/compare.py tests/data/slurm_real/*` prints them):
 
 | record | within 5 s | within 30 s | Kendall tau | mean wait twin / real |
@@ -42,9 +42,10 @@ DATA = ROOT / "tests" / "data" / "slurm_real"
 RECORDS = sorted(p.name for p in DATA.iterdir() if (p / "results.json").exists()) if DATA.exists() else []
 
 
-def _compare_module() -> Any:
-    path = ROOT / "scripts" / "validation" / "slurm_real" / "compare.py"
-    spec = importlib.util.spec_from_file_location("slurm_real_compare", path)
+def _script(name: str) -> Any:
+    """scripts/validation/slurm_real/NAME.py as a module (the scripts are not a package)."""
+    path = ROOT / "scripts" / "validation" / "slurm_real" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"slurm_real_{name}", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # its dataclasses look their module up there
@@ -52,13 +53,14 @@ def _compare_module() -> Any:
     return mod
 
 
-compare = _compare_module()
+compare = _script("compare")
 
 
 @functools.cache
 def _twin(name: str) -> Any:
     """The twin's run of a record, once per test session (each takes ~1 s)."""
     return compare.twin_times(DATA / name)
+
 
 # record -> (share within 30 s, share within 5 s, Kendall tau, |mean wait twin / real - 1|): the
 # first three are floors, the last a ceiling
@@ -170,20 +172,11 @@ def test_a_record_against_itself_agrees_fully() -> None:
     assert a.mean_wait_twin_s == a.mean_wait_real_s
 
 
-def _harness_module() -> Any:
-    path = ROOT / "scripts" / "validation" / "slurm_real" / "harness.py"
-    spec = importlib.util.spec_from_file_location("slurm_real_harness", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("mode", ["nodes", "cpus"])
 def test_generated_workload_keeps_its_promises(mode: str) -> None:
     """Limits 1-10 min, runs 20-95% of the limit, sizes within the cluster, arrivals in order,
     and the same seed gives the same jobs (no Slurm needed)."""
-    h = _harness_module()
+    h = _script("harness")
     jobs = h.generate_workload(7, 90, 450, 16, 8, mode)
     assert jobs == h.generate_workload(7, 90, 450, 16, 8, mode)
     assert jobs != h.generate_workload(8, 90, 450, 16, 8, mode)
@@ -198,7 +191,7 @@ def test_generated_workload_keeps_its_promises(mode: str) -> None:
 def test_harness_conf_keeps_each_cluster_private() -> None:
     """Every path is under the state dir and every port is the cluster's own, so two clusters run
     side by side."""
-    h = _harness_module()
+    h = _script("harness")
     args = h.argparse.Namespace(name="t", port=17200, nodes=4, cpus=8, select="cons_tres", favor_small=False,
                                 weight_job_size=1000, sched_params="bf_interval=5", partitions=None, extra=[])
     text = h.write_conf(args, Path("/tmp/state"))
