@@ -14,7 +14,9 @@ $H --name cons-tres-core --out $D/cons-tres-core --port 17500 --seed 3 --select 
 $H --name linear-32 --out $D/linear-32 --port 17600 --seed 4 --nodes 32 --jobs 120 > /tmp/slurm_real_d.out 2>&1 &
 $H --name linear-tiers --out $D/linear-tiers --port 17700 --seed 5 --partitions low:1-16:1,high:9-16:2 > /tmp/slurm_real_e.out 2>&1 &
 $H --name hpc2n-window --out $D/hpc2n-window --port 17800 --swf paretosched/data/traces/hpc2n-3k.swf.gz --swf-skip 1000 --swf-scale 30 --weight-job-size 0 --sched-params bf_interval=10 > /tmp/slurm_real_f.out 2>&1 &
-# two repeats (real Slurm against itself: compare.py A --against A-again)
+# repeats (real Slurm against itself: compare.py A --against A-again)
 $H --name linear-bf-s2-again --out $D/linear-bf-s2-again --port 17900 --seed 2 --sched-params $BF > /tmp/slurm_real_g.out 2>&1 &
 $H --name linear-favorsmall-again --out $D/linear-favorsmall-again --port 18000 --seed 1 --favor-small --sched-params $BF > /tmp/slurm_real_h.out 2>&1 &
+$H --name cons-tres-core-again --out $D/cons-tres-core-again --port 18200 --seed 3 --select cons_tres > /tmp/slurm_real_i.out 2>&1 &
+$H --name linear-32-again --out $D/linear-32-again --port 18300 --seed 4 --nodes 32 --jobs 120 > /tmp/slurm_real_j.out 2>&1 &
 wait
