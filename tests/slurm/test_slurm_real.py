@@ -225,3 +225,24 @@ def test_real_slurm_reproduces_itself(name: str) -> None:
     assert a.within_30s >= within30, compare.report(a)
     assert a.kendall_tau >= tau, compare.report(a)
     assert abs(a.wait_ratio - 1) <= wait_err, compare.report(a)
+
+
+@pytest.mark.parametrize("name", RECORDS)
+def test_recorded_priorities_are_slurms_job_size_factor(name: str) -> None:
+    """What the model must reproduce (FINDINGS.md): with only PriorityWeightJobSize set, Slurm
+    22.05's priority is W x (n/N + c/C) / 2, or W x ((N-n)/N + (C-c)/C) / 2 with
+    PriorityFavorSmall=YES, where n and c are the nodes and CPUs the job asked for (`-N n` asks n
+    CPUs, one per node, though select/linear gives it 8n; `-n c` asks one node), N and C the
+    cluster's; an integer within 1 of that, and at least 1."""
+    conf = (DATA / name / "slurm.conf").read_text()
+    weight = int(conf.split("PriorityWeightJobSize=")[1].split()[0])
+    favor_small = "PriorityFavorSmall=YES" in conf
+    n_all = sum(1 for line in conf.splitlines() if line.startswith("NodeName="))
+    c_all = n_all * _conf_cpus(name)
+    _, workload, results = _load(name)
+    asked = {j["slurm_id"]: j for j in workload["jobs"]}
+    for r in results:
+        job = asked[r["slurm_id"]]
+        n, c = (job["nodes"], job["nodes"]) if workload["mode"] == "nodes" else (1, job["cpus"])
+        factor = ((n_all - n) / n_all + (c_all - c) / c_all) / 2 if favor_small else (n / n_all + c / c_all) / 2
+        assert abs(r["priority"] - max(1.0, weight * factor)) < 1, (r, factor)
