@@ -58,17 +58,23 @@ def load_record(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return meta, results
 
 
-def sacct_dump(results: list[dict[str, Any]], t0_epoch: int) -> str:
-    """The record as `sacct -a -X -P` would print it (what `trace import` reads)."""
+def sacct_dump(results: list[dict[str, Any]], t0_epoch: int, workload: dict[str, Any]) -> str:
+    """The record as `sacct -a -X -P` would print it (what `trace import` reads). NCPUS/NNodes are
+    what the job held (8 CPUs a node under select/linear), ReqCPUS/ReqNodes what it asked for
+    (`-N n`: n CPUs on n nodes; `-n c`: c CPUs, one node at least), as sacct reports them: Slurm's
+    job-size priority factor is computed from the request."""
     def ts(off: float) -> str:
         return datetime.fromtimestamp(t0_epoch + off, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
 
-    lines = ["JobIDRaw|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqMem|State|Partition|User"]
+    asked = {j["slurm_id"]: j for j in workload["jobs"]}
+    lines = ["JobIDRaw|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqCPUS|ReqNodes|ReqMem|State|Partition|User"]
     for r in sorted(results, key=lambda r: r["slurm_id"]):
         el = r["end"] - r["start"]
+        job = asked[r["slurm_id"]]
+        req_cpus, req_nodes = (job["nodes"], job["nodes"]) if "nodes" in job else (job["cpus"], 1)
         lines.append(f"{r['slurm_id']}|{ts(r['submit'])}|{ts(r['start'])}|{ts(r['end'])}|"
                      f"{el // 3600:02d}:{el % 3600 // 60:02d}:{el % 60:02d}|{r['limit_min']}|{r['cpus']}|"
-                     f"{r['nodes']}|0|COMPLETED|{r['partition']}|root")
+                     f"{r['nodes']}|{req_cpus}|{req_nodes}|0|COMPLETED|{r['partition']}|root")
     return "\n".join(lines) + "\n"
 
 
@@ -86,7 +92,7 @@ def twin_inputs(record: str | Path, tmp: Path) -> tuple[dict[str, Any], list[str
     notes = list(report.notes)
     sched = scheduler_from_conf(conf, platform, report.weights, notes)
     dump = tmp / "sacct.txt"
-    dump.write_text(sacct_dump(results, meta["t0_epoch"]))
+    dump.write_text(sacct_dump(results, meta["t0_epoch"], json.loads((Path(record) / "workload.json").read_text())))
     swf = tmp / "jobs.swf"
     write_swf(read_sacct(dump), swf)
     cfg = {"platform": platform, "workload": {"path": str(swf)}, "model": {"interference": "none"},
