@@ -1,5 +1,5 @@
 #!/bin/sh
-# The recorded configurations of tests/data/slurm_real/, all at once (each cluster its own ports
+# The records of tests/data/slurm_real/, all at once (each cluster its own ports
 # and state dir; ~25 min of real time). Run as root from the repository root:
 #   sh scripts/validation/slurm_real/record_all.sh
 # One of them: copy its line. Then: python scripts/validation/slurm_real/compare.py tests/data/slurm_real/*
