@@ -48,7 +48,7 @@ def _first_nodes(plat: Any, order: str, names: list[str], n: int) -> str:
 def _slurm_kind(s: dict[str, Any], plat: Any, names: list[str] | None) -> list[str]:
     lines = [f"SchedulerType=sched/{s['scheduler_type']}",
              f"SchedulerParameters=bf_interval={s['bf_interval_s']},bf_max_job_test={s['bf_max_job_test']},"
-             f"bf_window={s['bf_window_min']}",
+             f"bf_window={s['bf_window_min']},bf_resolution={s['bf_resolution_s']}",
              "PriorityType=priority/multifactor",
              f"PriorityWeightAge={s['priority_weight_age']}",
              f"PriorityWeightJobSize={s['priority_weight_job_size']}",

@@ -14,7 +14,9 @@ from paretosched import __version__
 # the pass that starts it too (before: now + time limit there, up + limit in later passes); and, for
 # every kind with node switch-off, a job joining a booting node begins when the node is up (its own
 # event could fire an ulp early, and the boot's completion then reset its processor to idle power)
-TWIN_VERSION = "9"
+# 10: the `slurm` kind follows Slurm 22.05's backfill: reservations on the bf_resolution grid (default
+# 60 s) holding whole nodes, bf_max_job_test 500 by default (docs/slurm.md, issue 32)
+TWIN_VERSION = "10"
 
 
 def twin_version() -> str:

@@ -117,6 +117,7 @@ class SlurmScheduler:
         self.window = spec.bf_window_min * 60.0
         self.max_test = spec.bf_max_job_test
         self.interval = spec.bf_interval_s
+        self.resolution = spec.bf_resolution_s
         self.next_backfill = 0.0
         self.wake_pending = False
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
@@ -171,7 +172,10 @@ class SlurmScheduler:
                     # the pass reserve its cores before it frees them
                     end = max(p.node.ready_at for p in alloc) + d
                     self.booting[job] = (end, cores, dict(mem))
-            prof.add(t, _held_until(t, end), cores, mem, -1)  # a start now, or (backfill) a reservation
+            if t == now:  # started: its cores are taken (the select plugin's state), until its time limit
+                prof.add(t, _held_until(t, end), cores, mem, -1)
+            else:  # a backfill reservation holds whole nodes over its slot on the bf_resolution grid
+                prof.block(*self._slot(t, d, now), sorted({p.node.idx for p in alloc}))
 
     def _backfill_now(self, twin: Any) -> bool:
         """Whether a backfill cycle runs now (at most one per bf_interval); if one is due later, a
@@ -223,6 +227,29 @@ class SlurmScheduler:
                     prof.add(now, until, {p.idx: len(p.free) for p in node.procs}, {}, -1)
         return prof
 
+    def _slot(self, t: float, d: float, now: float) -> tuple[float, float]:
+        """The rows a backfill reservation of a job starting at `t` for `d` s holds: [floor(t),
+        max(floor(t + d), floor(t) + bf_resolution)) on the bf_resolution grid (backfill.c,
+        `_attempt_backfill` rounds start_time and end_reserve down; `_add_reservation` keeps at least
+        one slot and never starts before the cycle)."""
+        r = self.resolution
+        start = max(math.floor(t / r) * r, now)
+        return start, max(math.floor((t + d) / r) * r, start + r)
+
+    def _free(self, prof: Profile, t: float, d: float, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """Cores and memory a job may take for [t, t + d): free throughout (running jobs' cores), on
+        nodes no reservation holds in a row that begins by t + d (inclusive, backfill.c's
+        `begin_time <= end_time`) or, for a later start, within its own rounded slot
+        (`_test_resv_overlap`)."""
+        cores, mem = prof.window(t, d)
+        if prof.n_blocks:
+            lo, hi = (t, t) if t <= now else self._slot(t, d, now)
+            held = prof.blocked(lo, t + d, hi)
+            if held.any():
+                cores = np.where(held[self.proc_node], 0, cores)
+                mem = np.where(held, 0.0, mem)
+        return cores, mem
+
     def _place(self, prof: Profile, job: Any, ranked: list[Any], ranked_idx: np.ndarray, now: float,
                horizon: float) -> tuple[float, dict[Any, int], float] | None:
         """(start, cores per processor, expected run time) at the earliest fitting time up to `horizon`."""
@@ -244,7 +271,7 @@ class SlurmScheduler:
                     break
                 if usable[k:max(ends[k], k + 1)].min() < size:
                     continue
-                cores, mem = prof.window(t, d0)
+                cores, mem = self._free(prof, t, d0, now)
                 if not prof.enough(cores, mem, size, mpc):
                     continue
                 alloc = take(ranked, cores, mem, size, mpc, ranked_idx)
@@ -252,7 +279,7 @@ class SlurmScheduler:
                     continue
                 d = job.req_ops / min(p.speed for p in alloc)  # the time limit on the slowest core given
                 if d > d0:
-                    cores, mem = prof.window(t, d)
+                    cores, mem = self._free(prof, t, d, now)
                     if take(list(alloc), cores, mem, size, mpc) is None:
                         continue
                 found = (t, alloc, max(d, d0))
