@@ -214,6 +214,8 @@ class SlurmScheduler(Strict):
     bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")
     bf_interval_s: int = Field(30, ge=1, le=10800, description="SchedulerParameters bf_interval (s between cycles)")
     bf_resolution_s: int = Field(60, ge=1, le=3600, description="SchedulerParameters bf_resolution (s grid of reservations)")
+    select_type: Literal["cons_tres", "linear"] = Field(
+        "cons_tres", description="SelectType select/...: cores within nodes (cons_tres) or whole nodes (linear)")
     node_order: NodeOrder = Field("platform", description="node Weight order (lowest Weight first)")
     suspend_time_s: float | None = Field(None, ge=0, description="SuspendTime (null = power saving off)")
     suspend_timeout_s: float = Field(30.0, ge=0, description="SuspendTimeout")

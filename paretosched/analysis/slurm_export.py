@@ -46,7 +46,10 @@ def _first_nodes(plat: Any, order: str, names: list[str], n: int) -> str:
 
 
 def _slurm_kind(s: dict[str, Any], plat: Any, names: list[str] | None) -> list[str]:
+    select = s.get("select_type", "cons_tres")
     lines = [f"SchedulerType=sched/{s['scheduler_type']}",
+             f"SelectType=select/{select}",
+             *(["SelectTypeParameters=CR_Core_Memory"] if select == "cons_tres" else []),
              f"SchedulerParameters=bf_interval={s['bf_interval_s']},bf_max_job_test={s['bf_max_job_test']},"
              f"bf_window={s['bf_window_min']},bf_resolution={s['bf_resolution_s']}",
              "PriorityType=priority/multifactor",

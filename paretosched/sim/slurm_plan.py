@@ -202,3 +202,32 @@ def take(ranked: list[Any], cores: np.ndarray, mem: np.ndarray, size: int, mem_p
         if need == 0:
             return out
     return None
+
+
+def take_nodes(ranked: list[Any], cores: np.ndarray, capacity: list[int], size: int, mem_per_core: float,
+               mem: list[float]) -> dict[Any, int] | None:
+    """select/linear: whole free nodes in `ranked` order (first fit) until they hold `size` cores;
+    the job runs on `size` of their cores, the first ones in rank order, within each node's memory
+    `mem` (its capacity: a free node is the job's alone). A node is free when every processor of it
+    has all its cores free."""
+    nodes: dict[Any, list[Any]] = {}
+    for p in ranked:
+        nodes.setdefault(p.node, []).append(p)
+    out: dict[Any, int] = {}
+    need = size
+    for node, procs in nodes.items():
+        if any(cores[p.idx] < capacity[p.idx] for p in node.procs):
+            continue
+        room = math.inf if mem_per_core <= 0 else math.floor(mem[node.idx] / mem_per_core + 1e-9)
+        if room <= 0:
+            continue
+        for p in procs:
+            k = int(min(capacity[p.idx], need, room))
+            if k <= 0:
+                break
+            out[p] = k
+            need -= k
+            room -= k
+        if need == 0:
+            return out
+    return None

@@ -34,7 +34,7 @@ from paretosched.errors import UserError
 from paretosched.sim.backfill import estimated_end
 from paretosched.sim.slurm.platform_import import node_names
 from paretosched.sim.slurm.weights import node_weights
-from paretosched.sim.slurm_plan import Profile, take
+from paretosched.sim.slurm_plan import Profile, take, take_nodes
 from paretosched.sim.slurm_power import PowerSaver
 from paretosched.sim.state import NodeState
 from paretosched.sim.taking import power_rank
@@ -118,6 +118,11 @@ class SlurmScheduler:
         self.max_test = spec.bf_max_job_test
         self.interval = spec.bf_interval_s
         self.resolution = spec.bf_resolution_s
+        # select/linear: jobs are given whole nodes; select/cons_tres: cores (and memory) within nodes
+        self.linear = spec.select_type == "linear"
+        self.node_procs = [[p.idx for p in n.procs] for n in twin.nodes]
+        self.proc_cores = [p.ncores for p in twin.procs]
+        self.node_mem = [n.mem_cap for n in twin.nodes]
         self.next_backfill = 0.0
         self.wake_pending = False
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
@@ -156,11 +161,14 @@ class SlurmScheduler:
             if placed is None:
                 continue
             t, alloc, d = placed
-            cores = {p.idx: k for p, k in alloc.items()}
-            mem: dict[int, float] = defaultdict(float)
-            if job.mem > 0:
-                for p, k in alloc.items():
-                    mem[p.node.idx] += k * job.mem
+            if self.linear:  # the job holds its nodes whole (select/linear), whatever it runs on
+                cores, mem = self._whole({p.node.idx for p in alloc})
+            else:
+                cores = {p.idx: k for p, k in alloc.items()}
+                mem = defaultdict(float)
+                if job.mem > 0:
+                    for p, k in alloc.items():
+                        mem[p.node.idx] += k * job.mem
             end = t + d
             if t == now:
                 off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
@@ -197,6 +205,11 @@ class SlurmScheduler:
         self.wake_pending = False
         twin.request_decision()
 
+    def _whole(self, nodes: Any) -> tuple[dict[int, int], dict[int, float]]:
+        """All the cores of `nodes` (what a job holds under select/linear; a node is free or not by its
+        cores alone there, so memory is not counted: `take_nodes` reads each node's capacity)."""
+        return {i: self.proc_cores[i] for n in sorted(nodes) for i in self.node_procs[n]}, {}
+
     def _profile(self, twin: Any, now: float) -> Profile:
         releases = []
         held, self._held = self._held, {}
@@ -208,7 +221,7 @@ class SlurmScheduler:
                 for g in job.groups:
                     cores[g.proc.idx] += len(g.cores)
                     mem[g.proc.node.idx] += len(g.cores) * job.mem
-                got = (cores, mem)
+                got = self._whole(mem) if self.linear else (cores, mem)
             self._held[job] = got
             cores, mem = got
             # a job past its estimate still holds its cores now: it releases them just after now, never
@@ -218,14 +231,23 @@ class SlurmScheduler:
         for job in [j for j in self.booting if j.start >= 0]:
             del self.booting[job]
         releases += list(self.booting.values())
-        prof = Profile(now, np.array([len(p.free) for p in twin.procs]), np.array([n.mem_free for n in twin.nodes]),
-                       self.proc_node, releases)
+        if self.linear:  # a node with a job on it gives nothing until that job releases it whole
+            free = np.array([len(p.free) if not p.node.busy else 0 for p in twin.procs])
+        else:
+            free = np.array([len(p.free) for p in twin.procs])
+        prof = Profile(now, free, np.array([n.mem_free for n in twin.nodes]), self.proc_node, releases)
         if self.power.on:
             for node in twin.nodes:
                 until = self.power.unusable_until(node.idx)
                 if until > now:  # powering down: its (idle) cores cannot be given out before `until`
                     prof.add(now, until, {p.idx: len(p.free) for p in node.procs}, {}, -1)
         return prof
+
+    def _take(self, ranked: list[Any], cores: np.ndarray, mem: np.ndarray, size: int, mpc: float,
+              order: np.ndarray | None = None) -> dict[Any, int] | None:
+        if self.linear:
+            return take_nodes(ranked, cores, self.proc_cores, size, mpc, self.node_mem)
+        return take(ranked, cores, mem, size, mpc, order)
 
     def _slot(self, t: float, d: float, now: float) -> tuple[float, float]:
         """The rows a backfill reservation of a job starting at `t` for `d` s holds: [floor(t),
@@ -274,13 +296,13 @@ class SlurmScheduler:
                 cores, mem = self._free(prof, t, d0, now)
                 if not prof.enough(cores, mem, size, mpc):
                     continue
-                alloc = take(ranked, cores, mem, size, mpc, ranked_idx)
+                alloc = self._take(ranked, cores, mem, size, mpc, ranked_idx)
                 if alloc is None:
                     continue
                 d = job.req_ops / min(p.speed for p in alloc)  # the time limit on the slowest core given
                 if d > d0:
                     cores, mem = self._free(prof, t, d, now)
-                    if take(list(alloc), cores, mem, size, mpc) is None:
+                    if self._take(list(alloc), cores, mem, size, mpc) is None:
                         continue
                 found = (t, alloc, max(d, d0))
                 break

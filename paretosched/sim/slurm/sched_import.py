@@ -65,6 +65,7 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
                 out[_BF[key]] = int(value)
             except ValueError:
                 raise UserError(f"{conf.where('schedulerparameters')}: {key} must be an integer, got {value!r}") from None
+    out["select_type"] = _select_type(conf, notes)
     suspend = conf.param("suspendtime")
     if suspend is not None:
         out["suspend_time_s"] = None if suspend.upper() in ("INFINITE", "NONE", "-1") else float(_int(conf, "suspendtime"))
@@ -105,3 +106,45 @@ def _exc_count(conf: SlurmConf, text: str, plat: Any, order: str, names: list[st
         raise UserError(f"{conf.where('suspendexcnodes')}: the twin excludes the first nodes of the Weight order "
                         f"({','.join(first)}), not {expr}")
     return len(listed)
+
+
+def _select_type(conf: SlurmConf, notes: list[str]) -> str:
+    """SelectType (select/linear is Slurm 22.05's default), its parameters and the partitions'
+    OverSubscribe, as the twin's `select_type`; what it cannot model goes to `notes`."""
+    raw = conf.param("selecttype") or "select/linear"
+    kind = raw.split("/")[-1].lower()
+    if kind not in ("linear", "cons_tres", "cons_res"):
+        notes.append(f"{conf.where('selecttype')}: SelectType {raw} is not modelled: cores are allocated as "
+                     "select/cons_tres does")
+        kind = "cons_tres"
+    if conf.param("selecttype") is None:
+        notes.append("SelectType not set: select/linear, Slurm 22.05's default (whole nodes per job)")
+    if kind == "cons_res":
+        notes.append(f"{conf.where('selecttype')}: select/cons_res allocates as select/cons_tres does here")
+        kind = "cons_tres"
+    params = [p.strip().lower() for p in (conf.param("selecttypeparameters") or "").split(",") if p.strip()]
+    for p in params:
+        if kind == "cons_tres" and p in ("cr_socket", "cr_socket_memory"):
+            notes.append(f"{conf.where('selecttypeparameters')}: {p.upper()} allocates whole sockets; the twin "
+                         "allocates cores")
+        elif kind == "cons_tres" and p == "cr_memory":
+            notes.append(f"{conf.where('selecttypeparameters')}: CR_Memory (memory alone consumable, cores shared) "
+                         "is not modelled: cores are allocated")
+        elif kind == "cons_tres" and p in ("cr_core", "cr_cpu"):
+            notes.append(f"{conf.where('selecttypeparameters')}: {p.upper()} does not limit memory; the twin keeps "
+                         "jobs within node memory (as CR_Core_Memory) when a job states its memory")
+        elif p not in ("cr_core_memory", "cr_cpu_memory", "cr_memory", "cr_one_task_per_core"):
+            notes.append(f"{conf.where('selecttypeparameters')}: {p} not modelled")
+    for keys, where in conf.partitions:
+        over = keys.get("oversubscribe", keys.get("shared", "NO")).split(":")[0].upper()
+        if over == "EXCLUSIVE" and kind == "cons_tres":
+            notes.append(f"{where}: OverSubscribe=EXCLUSIVE gives every job whole nodes: imported as select/linear "
+                         "allocation")
+            kind = "linear"
+        elif over in ("YES", "FORCE"):
+            notes.append(f"{where}: OverSubscribe={over} (jobs sharing resources, gang scheduling) is not "
+                         "modelled: no two jobs share a core")
+    if len(conf.partitions) > 1:
+        notes.append(f"{len(conf.partitions)} partitions: the twin schedules one queue over all nodes "
+                     "(partition node sets and PriorityTier are not modelled)")
+    return kind
