@@ -209,6 +209,8 @@ class SlurmScheduler(Strict):
     priority_weight_fairshare: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightFairshare")
     priority_decay_half_life_s: float = Field(604800.0, ge=0, description="PriorityDecayHalfLife (0 = no decay)")
     priority_max_age_s: float = Field(604800.0, gt=0, description="PriorityMaxAge")
+    slurmdbd: bool = Field(True, description="AccountingStorageType=accounting_storage/slurmdbd (false: no age "
+                           "or fair-share factor, priorities set at submission)")
     scheduler_type: Literal["backfill", "builtin"] = Field("backfill", description="SchedulerType sched/...")
     bf_max_job_test: int = Field(500, ge=1, le=1_000_000, description="SchedulerParameters bf_max_job_test")
     bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")

@@ -53,6 +53,8 @@ def _slurm_kind(s: dict[str, Any], plat: Any, names: list[str] | None) -> list[s
              f"SchedulerParameters=bf_interval={s['bf_interval_s']},bf_max_job_test={s['bf_max_job_test']},"
              f"bf_window={s['bf_window_min']},bf_resolution={s['bf_resolution_s']}",
              "PriorityType=priority/multifactor",
+             f"# simulated {'with' if s.get('slurmdbd', True) else 'without'} slurmdbd "
+             "(AccountingStorageType=accounting_storage/slurmdbd: the age and fair-share factors need it)",
              f"PriorityWeightAge={s['priority_weight_age']}",
              f"PriorityWeightJobSize={s['priority_weight_job_size']}",
              f"PriorityFavorSmall={'YES' if s['priority_favor_small'] else 'NO'}",

@@ -15,7 +15,8 @@ from paretosched import __version__
 # every kind with node switch-off, a job joining a booting node begins when the node is up (its own
 # event could fire an ulp early, and the boot's completion then reset its processor to idle power)
 # 10: the `slurm` kind follows Slurm 22.05's backfill: reservations on the bf_resolution grid (default
-# 60 s) holding whole nodes, bf_max_job_test 500 by default (docs/slurm.md, issue 32)
+# 60 s) holding whole nodes, bf_max_job_test 500 by default, SelectType (select/linear: whole nodes),
+# the job-size factor over nodes and CPUs, no age or fair-share without slurmdbd (docs/slurm.md, issue 32)
 TWIN_VERSION = "10"
 
 

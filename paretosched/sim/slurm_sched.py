@@ -5,9 +5,11 @@ At each decision instant (a submission or a completion, as every scheduler of th
    PriorityWeightAge x age + PriorityWeightJobSize x size + PriorityWeightFairshare x fair-share,
    each factor in [0, 1], truncated to an integer as Slurm does; ties go to the earlier submission.
    - age = min(now - submit, PriorityMaxAge) / PriorityMaxAge;
-   - size = cores / platform cores, or 1 - that with PriorityFavorSmall;
+   - size = (nodes / platform nodes + cores / platform cores) / 2, or 1 - that with PriorityFavorSmall
+     (nodes: the fewest that hold the job's cores);
    - fair-share = 2^(-U/S) (Slurm's classic formula): U the user's share of all decayed usage
-     (core-seconds, halved every PriorityDecayHalfLife), S = 1 / number of users (equal shares).
+     (core-seconds, halved every PriorityDecayHalfLife), S = 1 / number of users (equal shares);
+   - without slurmdbd (`slurmdbd: false`) the age and fair-share factors count for nothing.
 2. The main scheduler starts jobs in priority order while the next one fits and stops at the first
    that does not (sched/builtin is only this). With sched/backfill, a backfill cycle (at most one
    per bf_interval) then walks up to bf_max_job_test jobs in priority order: each starts now if it
@@ -49,10 +51,14 @@ def _held_until(start: float, end: float) -> float:
 class Priority:
     """priority/multifactor over the age, job size and fair-share factors."""
 
-    def __init__(self, spec: Any, n_cores: int, jobs: list[Any]) -> None:
-        self.w_age = spec.priority_weight_age
+    def __init__(self, spec: Any, n_cores: int, jobs: list[Any], node_cores: list[int]) -> None:
+        # without slurmdbd there are no associations (no fair-share factor) and priorities are set at
+        # submission only (no recalculation thread), where a job's age is 0: both weights count for nothing
+        self.w_age = spec.priority_weight_age if spec.slurmdbd else 0
         self.w_size = spec.priority_weight_job_size
-        self.w_fs = spec.priority_weight_fairshare
+        self.w_fs = spec.priority_weight_fairshare if spec.slurmdbd else 0
+        self.n_nodes = len(node_cores)
+        self.per_node = max(node_cores)  # a job's node count: the fewest nodes that can hold its cores
         self.small = spec.priority_favor_small
         self.max_age = spec.priority_max_age_s
         self.half_life = spec.priority_decay_half_life_s
@@ -82,10 +88,13 @@ class Priority:
 
     def value(self, job: Any, now: float, total: float) -> int:
         age = min(max(now - job.submit, 0.0), self.max_age) / self.max_age
-        size = job.size / self.n_cores
+        # priority_multifactor.c `set_priority_factors`: (nodes / cluster nodes + CPUs / cluster CPUs) / 2,
+        # or ((N - nodes) / N + (C - CPUs) / C) / 2 with PriorityFavorSmall
+        nodes = min(-(-job.size // self.per_node), self.n_nodes)
+        size = (nodes / self.n_nodes + job.size / self.n_cores) / 2
         if self.small:
             size = 1.0 - size
-        prio = self.w_age * age + self.w_size * size
+        prio = self.w_age * age + self.w_size * min(max(size, 0.0), 1.0)
         if self.w_fs:
             u = self.usage[job.user] / total if total > 0 else 0.0
             prio += self.w_fs * 2.0 ** (-u / self.share)
@@ -112,7 +121,7 @@ class SlurmScheduler:
         self.static_idx = np.fromiter((p.idx for p in self.static), np.int64, len(self.static))
         preference = list(dict.fromkeys(p.node.idx for p in self.static))
         self.power = PowerSaver(twin, spec, preference, node_names(twin.platform.spec))
-        self.priority = Priority(spec, twin.platform.n_cores, twin.jobs)
+        self.priority = Priority(spec, twin.platform.n_cores, twin.jobs, [n.ncores for n in twin.nodes])
         self.backfill = spec.scheduler_type == "backfill"
         self.window = spec.bf_window_min * 60.0
         self.max_test = spec.bf_max_job_test

@@ -66,6 +66,11 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
             except ValueError:
                 raise UserError(f"{conf.where('schedulerparameters')}: {key} must be an integer, got {value!r}") from None
     out["select_type"] = _select_type(conf, notes)
+    storage = (conf.param("accountingstoragetype") or "accounting_storage/none").lower()
+    out["slurmdbd"] = storage.endswith("/slurmdbd")
+    if not out["slurmdbd"] and (out.get("priority_weight_age") or out.get("priority_weight_fairshare")):
+        notes.append(f"AccountingStorageType {storage}: without slurmdbd Slurm sets priorities at submission and "
+                     "has no fair-share: PriorityWeightAge and PriorityWeightFairshare count for nothing")
     suspend = conf.param("suspendtime")
     if suspend is not None:
         out["suspend_time_s"] = None if suspend.upper() in ("INFINITE", "NONE", "-1") else float(_int(conf, "suspendtime"))
