@@ -216,6 +216,8 @@ class SlurmScheduler(Strict):
     bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")
     bf_interval_s: int = Field(30, ge=1, le=10800, description="SchedulerParameters bf_interval (s between cycles)")
     bf_resolution_s: int = Field(60, ge=1, le=3600, description="SchedulerParameters bf_resolution (s grid of reservations)")
+    clock_origin_s: float = Field(0.0, ge=0, description="wall-clock (Unix) time of the twin's 0, the first "
+                                  "submission: the phase of the bf_resolution grid (not a Slurm parameter)")
     select_type: Literal["cons_tres", "linear"] = Field(
         "cons_tres", description="SelectType select/...: cores within nodes (cons_tres) or whole nodes (linear)")
     node_order: NodeOrder = Field("platform", description="node Weight order (lowest Weight first)")

@@ -127,6 +127,7 @@ class SlurmScheduler:
         self.max_test = spec.bf_max_job_test
         self.interval = spec.bf_interval_s
         self.resolution = spec.bf_resolution_s
+        self.origin = spec.clock_origin_s % spec.bf_resolution_s
         # select/linear: jobs are given whole nodes; select/cons_tres: cores (and memory) within nodes
         self.linear = spec.select_type == "linear"
         self.node_procs = [[p.idx for p in n.procs] for n in twin.nodes]
@@ -263,9 +264,9 @@ class SlurmScheduler:
         max(floor(t + d), floor(t) + bf_resolution)) on the bf_resolution grid (backfill.c,
         `_attempt_backfill` rounds start_time and end_reserve down; `_add_reservation` keeps at least
         one slot and never starts before the cycle)."""
-        r = self.resolution
-        start = max(math.floor(t / r) * r, now)
-        return start, max(math.floor((t + d) / r) * r, start + r)
+        r, o = self.resolution, self.origin  # the grid is the wall clock's: o is the twin's 0 on it
+        start = max(math.floor((t + o) / r) * r - o, now)
+        return start, max(math.floor((t + d + o) / r) * r - o, start + r)
 
     def _free(self, prof: Profile, t: float, d: float, now: float) -> tuple[np.ndarray, np.ndarray]:
         """Cores and memory a job may take for [t, t + d): free throughout (running jobs' cores), on

@@ -62,3 +62,12 @@ def test_a_reservation_holds_whole_nodes():
 def test_bf_max_job_test_defaults_to_500():
     from paretosched.config import SlurmScheduler
     assert SlurmScheduler().bf_max_job_test == 500 and SlurmScheduler().bf_resolution_s == 60
+
+
+def test_the_grid_is_the_wall_clocks():
+    # the twin's 0 at 30 s past a minute: 2's reservation at 100 (130 on the wall clock) is held from
+    # 120 - 30 = 90, so 3 ending at 2 + 87 = 89 is backfilled and one ending at 90 is not
+    got, _, _ = _run(_platform(2), _short(87), bf_interval_s=1, clock_origin_s=1_700_000_010)
+    assert got[3].start == 2  # 1_700_000_010 is 30 s past a minute (1_699_999_980 = 28,333,333 x 60)
+    got, _, _ = _run(_platform(2), _short(88), bf_interval_s=1, clock_origin_s=1_700_000_010)
+    assert got[3].start == 110
