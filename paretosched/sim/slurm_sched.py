@@ -196,14 +196,17 @@ class SlurmScheduler:
                 prof.block(*self._slot(t, d, now), sorted({p.node.idx for p in alloc}))
 
     def _backfill_now(self, twin: Any) -> bool:
-        """Whether a backfill cycle runs now (at most one per bf_interval); if one is due later, a
-        decision is asked for then, as Slurm's backfill thread wakes up whatever happens meanwhile."""
+        """Whether a backfill cycle runs now (at most one per bf_interval after the last); if one is due
+        later, a decision is asked for then, as Slurm's backfill thread wakes up whatever happens
+        meanwhile (the job that asks changed since the last cycle: Slurm's `_more_work`)."""
         if not self.backfill:
             return False
         now = twin.now
         if now >= self.next_backfill:
-            # cycles at 0, bf_interval, 2 x bf_interval, ...: the thread's rhythm, not the events'
-            self.next_backfill = (now // self.interval + 1) * self.interval
+            # backfill.c `backfill_agent`: after a cycle the thread sleeps bf_interval, then polls every
+            # second and runs a cycle at the first poll that finds work (a job or node changed since):
+            # the next cycle is due bf_interval after this one, at the first decision from then on
+            self.next_backfill = now + self.interval
             return True
         if not self.wake_pending:
             self.wake_pending = True

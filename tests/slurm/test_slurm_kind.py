@@ -67,8 +67,9 @@ def test_backfill_reserves_for_the_jobs_it_tests():
     got, _, _ = _run("homogeneous-4", jobs, bf_interval_s=1)
     # 3 ends (52) before 2's reservation at 100: backfilled; 4 would overlap it: reserved after 2
     assert [got[i].start for i in (2, 3, 4)] == [100, 2, 110]
-    got, _, _ = _run("homogeneous-4", jobs, bf_resolution_s=1)  # cycles every 30 s: 3 waits for the one at 30
-    assert [got[i].start for i in (2, 3, 4)] == [100, 30, 110]
+    # a cycle at 1 (2 blocked), the next 30 s later: 3 waits for the one at 31
+    got, _, _ = _run("homogeneous-4", jobs, bf_resolution_s=1)
+    assert [got[i].start for i in (2, 3, 4)] == [100, 31, 110]
     got, _, _ = _run("homogeneous-4", jobs)  # there it would end at 80, after 2's slot begins (60): it waits
     assert [got[i].start for i in (2, 3, 4)] == [100, 110, 110]
     got, _, _ = _run("homogeneous-4", jobs, scheduler_type="builtin")

@@ -123,11 +123,12 @@ def test_take_walks_free_processors_as_the_full_walk_did(plat: Any, data: Any) -
 # Digests of two slurm-kind schedules on a contended window of the bundled SDSC-BLUE fragment: they
 # guard the speed-ups against any change of schedule. Twin 9's (mean bounded slowdown 22.9 and 25.0)
 # were written by the code before the per-node rows and the free-processor walk (820489c); twin 10's
-# (28.1 and 31.4: reservations on the bf_resolution grid holding whole nodes) by its first commit.
+# (27.9 and 26.8: reservations on the bf_resolution grid holding whole nodes, backfill cycles
+# bf_interval after the last) by the commits that changed the model.
 PINNED = [
-    ({}, "834702e53d9a0c9191d5531f", "0x1.e69a2dbab77b5p+31"),
+    ({}, "e861841f6e3d907ce08d269f", "0x1.e8a0b13924c7fp+31"),
     ({"suspend_time_s": 600, "suspend_rate": 5, "node_order": "lowest_power_first", "cpu_freq_def": "PowerSave",
-      "priority_weight_fairshare": 10000, "bf_max_job_test": 50}, "5cbdd7d8df83f5f8a37ebca7", "0x1.62b6c61f4883dp+31"),
+      "priority_weight_fairshare": 10000, "bf_max_job_test": 50}, "09421bba507d21cda23ce61a", "0x1.6a6a98f694236p+31"),
 ]
 
 
