@@ -216,6 +216,10 @@ class SlurmScheduler(Strict):
     bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")
     bf_interval_s: int = Field(30, ge=1, le=10800, description="SchedulerParameters bf_interval (s between cycles)")
     bf_resolution_s: int = Field(60, ge=1, le=3600, description="SchedulerParameters bf_resolution (s grid of reservations)")
+    batch_sched_delay_s: int = Field(3, ge=0, description="SchedulerParameters batch_sched_delay: the least time "
+                                     "between two runs of the main scheduler that events ask for")
+    sched_tick_s: float = Field(1.0, ge=0, description="period of slurmctld's background loop, which runs the main "
+                                "scheduler and polls for backfill (0: both at the event itself)")
     clock_origin_s: float = Field(0.0, ge=0, description="wall-clock (Unix) time of the twin's 0, the first "
                                   "submission: the phase of the bf_resolution grid (not a Slurm parameter)")
     select_type: Literal["cons_tres", "linear"] = Field(

@@ -16,7 +16,8 @@ from paretosched import __version__
 # event could fire an ulp early, and the boot's completion then reset its processor to idle power)
 # 10: the `slurm` kind follows Slurm 22.05's backfill: reservations on the bf_resolution grid (default
 # 60 s) holding whole nodes, bf_max_job_test 500 by default, SelectType (select/linear: whole nodes),
-# the job-size factor over nodes and CPUs, no age or fair-share without slurmdbd (docs/slurm.md, issue 32)
+# the job-size factor over nodes and CPUs, no age or fair-share without slurmdbd, backfill cycles
+# bf_interval after the last, slurmctld's dispatch timing (1 s tick, batch_sched_delay) (docs/slurm.md, issue 32)
 TWIN_VERSION = "10"
 
 

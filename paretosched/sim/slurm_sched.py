@@ -20,7 +20,7 @@ At each decision instant (a submission or a completion, as every scheduler of th
    configuring job's end time then; the twin knows the boot's length from the start).
 3. Cores are taken node by node in Weight order (lowest first; `node_order` sets the Weights),
    nodes that are up before booting ones before powered-down ones, as Slurm avoids resuming nodes.
-Power saving is `slurm_power`; CpuFreqDef sets the twin's DVFS factor (config.SlurmScheduler.freq).
+When the main scheduler and backfill run is `slurm_dispatch`; power saving is `slurm_power`; CpuFreqDef sets the twin's DVFS factor (config.SlurmScheduler.freq).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from paretosched.errors import UserError
 from paretosched.sim.backfill import estimated_end
 from paretosched.sim.slurm.platform_import import node_names
 from paretosched.sim.slurm.weights import node_weights
+from paretosched.sim.slurm_dispatch import Dispatch
 from paretosched.sim.slurm_plan import Profile, take, take_nodes
 from paretosched.sim.slurm_power import PowerSaver
 from paretosched.sim.state import NodeState
@@ -135,6 +136,7 @@ class SlurmScheduler:
         self.node_mem = [n.mem_cap for n in twin.nodes]
         self.next_backfill = 0.0
         self.wake_pending = False
+        self.dispatch = Dispatch(spec, self.backfill)
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
         self._bounds: dict[tuple[int, float, float, float], float] = {}  # per pass: see `decide`
         self._held: dict[Any, tuple[dict[int, int], dict[int, float]]] = {}  # running job -> cores, memory
@@ -143,6 +145,11 @@ class SlurmScheduler:
 
     def decide(self, twin: Any) -> None:
         now = twin.now
+        run_main, run_bf = True, False
+        if self.dispatch.on:  # slurmctld's timing: the main scheduler and backfill on their own ticks
+            run_main, run_bf = self.dispatch.due(twin, sum(1 for j in self.booting if j.start < 0))
+            if not (run_main or run_bf):
+                return
         order = self.priority.order(twin.queue, now, twin.running, twin.done)
         prof = self._profile(twin, now)
         if self.power.on:  # power states change the order; otherwise it is the static one
@@ -156,7 +163,7 @@ class SlurmScheduler:
         self._bounds: dict[tuple[int, float, float, float], float] = {}
         # Slurm's main scheduler first: priority order, starting jobs until one does not fit; then
         # (sched/backfill) the backfill pass over the rest, bf_max_job_test of them at most
-        main, tested = True, 0
+        main, tested = run_main, 0
         for job in order:
             if not main:
                 if tested >= self.max_test:
@@ -164,7 +171,7 @@ class SlurmScheduler:
                 tested += 1
             placed = self._place(prof, job, ranked, ranked_idx, now, now if main else now + self.window)
             if placed is None and main:
-                if not self._backfill_now(twin):
+                if not (run_bf if self.dispatch.on else self._backfill_now(twin)):
                     break  # sched/builtin, or the next backfill cycle is not due: strict priority order
                 main, tested = False, 1
                 placed = self._place(prof, job, ranked, ranked_idx, now, now + self.window)

@@ -28,9 +28,10 @@ def _platform(n: int, boot_s: float = 100.0, fast: int = 0) -> dict:
 
 
 def _run(platform: dict | str, jobs: list[dict] | None = None, workload: dict | None = None, **sched):
-    """Run like `simulate`, returning (jobs by id, the scheduler object)."""
+    """Run like `simulate`, returning (jobs by id, the scheduler object). Decisions are made at the
+    events themselves (`sched_tick_s: 0`) unless a test asks for slurmctld's dispatch timing."""
     cfg = config_from_dict({"platform": platform, "workload": workload or {"jobs": jobs},
-                            "scheduler": {"kind": "slurm", **sched}})
+                            "scheduler": {"kind": "slurm", "sched_tick_s": 0, **sched}})
     prep = prepare(cfg)
     ss_w, ss_s = np.random.SeedSequence(0).spawn(2)
     js, _ = build_jobs(prep.raw, "trace", prep.platform.ref_speed, np.random.default_rng(ss_w),

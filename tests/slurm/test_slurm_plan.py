@@ -126,9 +126,9 @@ def test_take_walks_free_processors_as_the_full_walk_did(plat: Any, data: Any) -
 # (27.9 and 26.8: reservations on the bf_resolution grid holding whole nodes, backfill cycles
 # bf_interval after the last) by the commits that changed the model.
 PINNED = [
-    ({}, "e861841f6e3d907ce08d269f", "0x1.e8a0b13924c7fp+31"),
+    ({}, "8ec97c26e5ed9e0061686ca8", "0x1.e8a101587d8ecp+31"),
     ({"suspend_time_s": 600, "suspend_rate": 5, "node_order": "lowest_power_first", "cpu_freq_def": "PowerSave",
-      "priority_weight_fairshare": 10000, "bf_max_job_test": 50}, "09421bba507d21cda23ce61a", "0x1.6a6a98f694236p+31"),
+      "priority_weight_fairshare": 10000, "bf_max_job_test": 50}, "0994e0a80e323577ecf62f9e", "0x1.66ff7b3573acep+31"),
 ]
 
 

@@ -19,7 +19,7 @@ _INTS = {"priorityweightage": "priority_weight_age", "priorityweightjobsize": "p
          "resumerate": "resume_rate"}
 _SECONDS = {"suspendtimeout": "suspend_timeout_s", "resumetimeout": "resume_timeout_s"}
 _BF = {"bf_max_job_test": "bf_max_job_test", "bf_window": "bf_window_min", "bf_interval": "bf_interval_s",
-       "bf_resolution": "bf_resolution_s"}
+       "bf_resolution": "bf_resolution_s", "batch_sched_delay": "batch_sched_delay_s"}
 _DURATIONS = {"prioritydecayhalflife": "priority_decay_half_life_s", "prioritymaxage": "priority_max_age_s"}
 
 
