@@ -220,6 +220,9 @@ class SlurmScheduler(Strict):
                                      "between two runs of the main scheduler that events ask for")
     sched_tick_s: float = Field(1.0, ge=0, description="period of slurmctld's background loop, which runs the main "
                                 "scheduler and polls for backfill (0: both at the event itself)")
+    bf_last_cycle_s: float | None = Field(None, le=0, description="when (s, the twin's clock) the last backfill "
+                                          "cycle before the trace ran: the phase of the cycles (null: the first "
+                                          "cycle at the first event; not a Slurm parameter)")
     clock_origin_s: float = Field(0.0, ge=0, description="wall-clock (Unix) time of the twin's 0, the first "
                                   "submission: the phase of the bf_resolution grid (not a Slurm parameter)")
     select_type: Literal["cons_tres", "linear"] = Field(

@@ -30,7 +30,9 @@ class Dispatch:
         self.interval = spec.bf_interval_s
         self.backfill = backfill
         self.last_main = -math.inf
-        self.last_bf = -math.inf
+        # the backfill thread's cycles keep their phase from the controller's start while there is work:
+        # bf_last_cycle_s (the twin's clock, before its 0) is the last cycle before the trace begins
+        self.last_bf = -math.inf if spec.bf_last_cycle_s is None else spec.bf_last_cycle_s
         self.main_at: float | None = None  # when the main scheduler is due (an event asked), else None
         self.bf_at: float | None = None
         self.woken = -1.0  # the instant of the last wake this object asked for

@@ -28,3 +28,15 @@ def test_a_backfill_cycle_runs_on_its_own_tick():
     jobs = [_j(1, 0, 1, 100), _j(2, 2, 1, 100), _j(4, 4, 2, 10), _j(3, 5, 1, 5)]
     got, _, _ = _run(_platform(3), jobs, sched_tick_s=1, bf_interval_s=5, bf_resolution_s=1)
     assert [got[i].start for i in (1, 2, 4, 3)] == [1, 4, 102, 6]
+
+
+def test_the_backfill_cycles_keep_the_phase_of_the_last_one_before_the_trace():
+    # three 1-core nodes, bf_interval 30: 1 (2 cores) runs from 1 to 101; 2 (3 cores, at 2) is
+    # blocked; 3 (1 core, 20 s, at 3) fits on n3 before 2's reservation but only a backfill cycle
+    # starts it. The first cycle runs at the first event's tick (1), the next at 31; with the last
+    # cycle before the trace at -6, they run at 24, 54, ...
+    jobs = [_j(1, 0, 2, 100), _j(2, 2, 3, 10), _j(3, 3, 1, 20)]
+    got, _, _ = _run(_platform(3), jobs, sched_tick_s=1, bf_resolution_s=1)
+    assert got[3].start == 31
+    got, _, _ = _run(_platform(3), jobs, sched_tick_s=1, bf_resolution_s=1, bf_last_cycle_s=-6)
+    assert got[3].start == 24
