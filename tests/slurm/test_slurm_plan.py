@@ -123,8 +123,8 @@ def test_take_walks_free_processors_as_the_full_walk_did(plat: Any, data: Any) -
 # Digests of two slurm-kind schedules on a contended window of the bundled SDSC-BLUE fragment: they
 # guard the speed-ups against any change of schedule. Twin 9's (mean bounded slowdown 22.9 and 25.0)
 # were written by the code before the per-node rows and the free-processor walk (820489c); twin 10's
-# (27.9 and 26.8: reservations on the bf_resolution grid holding whole nodes, backfill cycles
-# bf_interval after the last) by the commits that changed the model.
+# (27.9 and 29.0: reservations on the bf_resolution grid holding whole nodes, backfill cycles
+# bf_interval after the last, slurmctld's dispatch timing) by the commits that changed the model.
 PINNED = [
     ({}, "8ec97c26e5ed9e0061686ca8", "0x1.e8a101587d8ecp+31"),
     ({"suspend_time_s": 600, "suspend_rate": 5, "node_order": "lowest_power_first", "cpu_freq_def": "PowerSave",
