@@ -54,3 +54,10 @@ def test_import_reads_select_type_and_notes_what_it_cannot_model(tmp_path):
     sched, notes = _import(tmp_path, "SelectType=select/linear", "PartitionName=x Nodes=cpu01 OverSubscribe=FORCE:4")
     assert sched["select_type"] == "linear" and any("OverSubscribe=FORCE" in n and "not" in n for n in notes)
     assert any("2 partitions" in n for n in notes)  # the sample's batch partition and x
+
+
+def test_import_names_the_scheduler_parameters_it_does_not_model(tmp_path):
+    sched, notes = _import(tmp_path, "SchedulerParameters=bf_interval=5,bf_resolution=120,batch_sched_delay=1,"
+                                     "bf_continue,default_queue_depth=50")
+    assert (sched["bf_interval_s"], sched["bf_resolution_s"], sched["batch_sched_delay_s"]) == (5, 120, 1)
+    assert any("SchedulerParameters bf_continue, default_queue_depth not modelled" in n for n in notes)

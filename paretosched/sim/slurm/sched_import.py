@@ -58,13 +58,19 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
         if stype not in ("sched/backfill", "sched/builtin"):
             raise UserError(f"{conf.where('schedulertype')}: SchedulerType {stype!r} (expected sched/backfill or sched/builtin)")
         out["scheduler_type"] = stype.split("/")[1]
+    ignored = []
     for item in (conf.param("schedulerparameters") or "").split(","):
-        key, _, value = item.partition("=")
-        if key in _BF:
+        key, _, value = item.strip().partition("=")
+        if key.lower() in _BF:
             try:
-                out[_BF[key]] = int(value)
+                out[_BF[key.lower()]] = int(value)
             except ValueError:
                 raise UserError(f"{conf.where('schedulerparameters')}: {key} must be an integer, got {value!r}") from None
+        elif key:
+            ignored.append(key)
+    if ignored:
+        notes.append(f"{conf.where('schedulerparameters')}: SchedulerParameters {', '.join(ignored)} not modelled "
+                     "(the twin uses Slurm's defaults for them)")
     out["select_type"] = _select_type(conf, notes)
     storage = (conf.param("accountingstoragetype") or "accounting_storage/none").lower()
     out["slurmdbd"] = storage.endswith("/slurmdbd")
