@@ -178,14 +178,13 @@ class SlurmScheduler:
             if placed is None:
                 continue
             t, alloc, d = placed
-            if self.linear:  # the job holds its nodes whole (select/linear), whatever it runs on
-                cores, mem = self._whole({p.node.idx for p in alloc})
-            else:
-                cores = {p.idx: k for p, k in alloc.items()}
-                mem = defaultdict(float)
-                if job.mem > 0:
-                    for p, k in alloc.items():
-                        mem[p.node.idx] += k * job.mem
+            cores = {p.idx: k for p, k in alloc.items()}
+            mem = defaultdict(float)
+            if job.mem > 0:
+                for p, k in alloc.items():
+                    mem[p.node.idx] += k * job.mem
+            if self.linear:  # the job holds its nodes' cores whole (select/linear), whatever it runs on
+                cores = self._whole({p.node.idx for p in alloc})
             end = t + d
             if t == now:
                 off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
@@ -225,10 +224,10 @@ class SlurmScheduler:
         self.wake_pending = False
         twin.request_decision()
 
-    def _whole(self, nodes: Any) -> tuple[dict[int, int], dict[int, float]]:
-        """All the cores of `nodes` (what a job holds under select/linear; a node is free or not by its
-        cores alone there, so memory is not counted: `take_nodes` reads each node's capacity)."""
-        return {i: self.proc_cores[i] for n in sorted(nodes) for i in self.node_procs[n]}, {}
+    def _whole(self, nodes: Any) -> dict[int, int]:
+        """All the cores of `nodes` (what a job holds under select/linear: a node is free or not by its
+        cores; memory is counted as used, so a node's memory is whole again when it is free)."""
+        return {i: self.proc_cores[i] for n in sorted(nodes) for i in self.node_procs[n]}
 
     def _profile(self, twin: Any, now: float) -> Profile:
         releases = []
@@ -241,7 +240,7 @@ class SlurmScheduler:
                 for g in job.groups:
                     cores[g.proc.idx] += len(g.cores)
                     mem[g.proc.node.idx] += len(g.cores) * job.mem
-                got = self._whole(mem) if self.linear else (cores, mem)
+                got = (self._whole(mem) if self.linear else cores, mem)
             self._held[job] = got
             cores, mem = got
             # a job past its estimate still holds its cores now: it releases them just after now, never
