@@ -232,10 +232,24 @@ class SlurmScheduler(Strict):
     priority_decay_half_life_s: float = Field(604800.0, ge=0, le=MAX_SECONDS,
                                               description="PriorityDecayHalfLife (0 = no decay)")
     priority_max_age_s: float = Field(604800.0, ge=1, le=MAX_SECONDS, description="PriorityMaxAge")
+    slurmdbd: bool = Field(True, description="AccountingStorageType=accounting_storage/slurmdbd (false: no age "
+                           "or fair-share factor, priorities set at submission)")
     scheduler_type: Literal["backfill", "builtin"] = Field("backfill", description="SchedulerType sched/...")
-    bf_max_job_test: int = Field(100, ge=1, description="SchedulerParameters bf_max_job_test")
+    bf_max_job_test: int = Field(500, ge=1, le=1_000_000, description="SchedulerParameters bf_max_job_test")
     bf_window_min: int = Field(1440, ge=1, description="SchedulerParameters bf_window (minutes)")
     bf_interval_s: int = Field(30, ge=1, le=10800, description="SchedulerParameters bf_interval (s between cycles)")
+    bf_resolution_s: int = Field(60, ge=1, le=3600, description="SchedulerParameters bf_resolution (s grid of reservations)")
+    batch_sched_delay_s: int = Field(3, ge=0, le=3600, description="SchedulerParameters batch_sched_delay: the least time "
+                                     "between two runs of the main scheduler that events ask for")
+    sched_tick_s: float = Field(1.0, ge=0, le=3600, description="period of slurmctld's background loop, which runs the main "
+                                "scheduler and polls for backfill (0: both at the event itself)")
+    bf_last_cycle_s: float | None = Field(None, ge=-MAX_SECONDS, le=0, description="when (s, the twin's clock) the last backfill "
+                                          "cycle before the trace ran: the phase of the cycles (null: the first "
+                                          "cycle at the first event; not a Slurm parameter)")
+    clock_origin_s: float = Field(0.0, ge=0, le=1e11, description="wall-clock (Unix) time of the twin's 0, the first "
+                                  "submission: the phase of the bf_resolution grid (not a Slurm parameter)")
+    select_type: Literal["cons_tres", "linear"] = Field(
+        "cons_tres", description="SelectType select/...: cores within nodes (cons_tres) or whole nodes (linear)")
     node_order: NodeOrder = Field("platform", description="node Weight order (lowest Weight first)")
     suspend_time_s: float | None = Field(None, ge=0, le=MAX_SECONDS,
                                          description="SuspendTime (null = power saving off)")

@@ -46,10 +46,16 @@ def _first_nodes(plat: Any, order: str, names: list[str], n: int) -> str:
 
 
 def _slurm_kind(s: dict[str, Any], plat: Any, names: list[str] | None) -> list[str]:
+    select = s.get("select_type", "cons_tres")
     lines = [f"SchedulerType=sched/{s['scheduler_type']}",
+             f"SelectType=select/{select}",
+             *(["SelectTypeParameters=CR_Core_Memory"] if select == "cons_tres" else []),
              f"SchedulerParameters=bf_interval={s['bf_interval_s']},bf_max_job_test={s['bf_max_job_test']},"
-             f"bf_window={s['bf_window_min']}",
+             f"bf_window={s['bf_window_min']},bf_resolution={s['bf_resolution_s']},"
+             f"batch_sched_delay={s.get('batch_sched_delay_s', 3)}",
              "PriorityType=priority/multifactor",
+             f"# simulated {'with' if s.get('slurmdbd', True) else 'without'} slurmdbd "
+             "(AccountingStorageType=accounting_storage/slurmdbd: the age and fair-share factors need it)",
              f"PriorityWeightAge={s['priority_weight_age']}",
              f"PriorityWeightJobSize={s['priority_weight_job_size']}",
              f"PriorityFavorSmall={'YES' if s['priority_favor_small'] else 'NO'}",

@@ -15,6 +15,10 @@ from paretosched import __version__
 # every kind with node switch-off, a job joining a booting node begins when the node is up (its own
 # event could fire an ulp early, and the boot's completion then reset its processor to idle power);
 # 10: a job runs at least 1 s (a run time of 0, under a second in SWF, gave all-zero metrics; issue 29)
+#     and the `slurm` kind follows Slurm 22.05's backfill: reservations on the bf_resolution grid (default
+# 60 s) holding whole nodes, bf_max_job_test 500 by default, SelectType (select/linear: whole nodes),
+# the job-size factor over nodes and CPUs, no age or fair-share without slurmdbd, backfill cycles
+# bf_interval after the last, slurmctld's dispatch timing (1 s tick, batch_sched_delay) (docs/slurm.md, issue 32)
 TWIN_VERSION = "10"
 
 

@@ -7,6 +7,12 @@ the rows that [t, t + d) touches (a reservation may end inside the window and gi
 but never before the job needs them: the minimum is the conservative reading, as Slurm's
 `bf_resolution` rounding is).
 
+Beside the cores, each row counts the backfill reservations that hold each node: a reservation of
+Slurm's backfill holds whole nodes (backfill.c, `_add_reservation` takes nodes out of the
+`node_space` bitmaps, whatever select plugin), while running jobs hold their cores (the select
+plugin's own state, which `_try_sched`'s will-run test reads). A node held in a row gives nothing
+in it (`blocked`).
+
 Hand-written rather than reusing `backfill.reservation`: that computes one reservation for EASY's
 head job against the running jobs; Slurm's backfill keeps a reservation for every job it tests.
 """
@@ -36,6 +42,8 @@ class Profile:
         # free cores per node, kept beside the per-processor rows: what `usable_rows` asks of every
         # job a pass tests (a processor x node product per job was most of a large window's cost)
         self._n = np.zeros((cap, n_nodes), dtype=np.int64)
+        self._b = np.zeros((cap, n_nodes), dtype=np.int64)  # backfill reservations holding each node
+        self.n_blocks = 0  # reservations made: none, and the node rows are not read at all
         self._c[0] = free_cores
         self._m[0] = free_mem
         np.add.at(self._n[0], proc_node, free_cores)
@@ -90,7 +98,8 @@ class Profile:
             self._c = np.concatenate([self._c, np.zeros_like(self._c)])
             self._m = np.concatenate([self._m, np.zeros_like(self._m)])
             self._n = np.concatenate([self._n, np.zeros_like(self._n)])
-        for a in (self._c, self._m, self._n):
+            self._b = np.concatenate([self._b, np.zeros_like(self._b)])
+        for a in (self._c, self._m, self._n, self._b):
             a[k + 2:n + 1] = a[k + 1:n].copy()
             a[k + 1] = a[k]
         self.t.insert(k + 1, t)
@@ -112,6 +121,23 @@ class Profile:
             nodes = np.fromiter(mem, np.int64, len(mem))
             self._m[a:b, nodes] += sign * np.fromiter(mem.values(), np.float64, len(mem))
         self.version += 1
+
+    def block(self, start: float, end: float, nodes: list[int]) -> None:
+        """Hold whole nodes over [start, end) (a backfill reservation: backfill.c `_add_reservation`)."""
+        a = self._split(max(start, self.t[0]))
+        b = self._split(end) if end < math.inf else len(self.t)
+        self._b[a:b, nodes] += 1
+        self.n_blocks += 1
+        self.version += 1
+
+    def blocked(self, start: float, last: float, before: float) -> np.ndarray:
+        """Nodes held by a reservation in a row that begins at or before `last` or before `before`
+        and ends after `start` (backfill.c: a row conflicts with a job ending at `last` when its
+        begin_time <= end_time, inclusive; `before` is the rounded end of the job's own reservation,
+        `_test_resv_overlap`'s begin_time < end_reserve)."""
+        a = bisect.bisect_right(self.t, max(start, self.t[0])) - 1
+        b = max(bisect.bisect_right(self.t, last), bisect.bisect_left(self.t, before), a + 1)
+        return self._b[a:b].max(axis=0) > 0
 
     def window(self, t: float, d: float) -> tuple[np.ndarray, np.ndarray]:
         """Cores and memory free throughout [t, t + d)."""
@@ -140,6 +166,8 @@ class Profile:
         if hit is not None and hit[0] == self.version:
             return hit[1]
         per_node = self._n[:len(self.t)]
+        if self.n_blocks:
+            per_node = np.where(self._b[:len(self.t)] > 0, 0, per_node)
         if mem_per_core > 0:
             per_node = np.minimum(per_node, np.floor(self.mem / mem_per_core + 1e-9))
         usable = per_node.sum(axis=1)
@@ -171,6 +199,35 @@ def take(ranked: list[Any], cores: np.ndarray, mem: np.ndarray, size: int, mem_p
                 used[n] = used.get(n, 0.0) + k * mem_per_core
         out[p] = k
         need -= k
+        if need == 0:
+            return out
+    return None
+
+
+def take_nodes(ranked: list[Any], cores: np.ndarray, capacity: list[int], size: int, mem_per_core: float,
+               mem: list[float]) -> dict[Any, int] | None:
+    """select/linear: whole free nodes in `ranked` order (first fit) until they hold `size` cores;
+    the job runs on `size` of their cores, the first ones in rank order, within each node's memory
+    `mem` (its capacity: a free node is the job's alone). A node is free when every processor of it
+    has all its cores free."""
+    nodes: dict[Any, list[Any]] = {}
+    for p in ranked:
+        nodes.setdefault(p.node, []).append(p)
+    out: dict[Any, int] = {}
+    need = size
+    for node, procs in nodes.items():
+        if any(cores[p.idx] < capacity[p.idx] for p in node.procs):
+            continue
+        room = math.inf if mem_per_core <= 0 else math.floor(mem[node.idx] / mem_per_core + 1e-9)
+        if room <= 0:
+            continue
+        for p in procs:
+            k = int(min(capacity[p.idx], need, room))
+            if k <= 0:
+                break
+            out[p] = k
+            need -= k
+            room -= k
         if need == 0:
             return out
     return None

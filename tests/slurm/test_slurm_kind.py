@@ -28,9 +28,10 @@ def _platform(n: int, boot_s: float = 100.0, fast: int = 0) -> dict:
 
 
 def _run(platform: dict | str, jobs: list[dict] | None = None, workload: dict | None = None, **sched):
-    """Run like `simulate`, returning (jobs by id, the scheduler object)."""
+    """Run like `simulate`, returning (jobs by id, the scheduler object). Decisions are made at the
+    events themselves (`sched_tick_s: 0`) unless a test asks for slurmctld's dispatch timing."""
     cfg = config_from_dict({"platform": platform, "workload": workload or {"jobs": jobs},
-                            "scheduler": {"kind": "slurm", **sched}})
+                            "scheduler": {"kind": "slurm", "sched_tick_s": 0, **sched}})
     prep = prepare(cfg)
     ss_w, ss_s = np.random.SeedSequence(0).spawn(2)
     js, _ = build_jobs(prep.raw, "trace", prep.platform.ref_speed, np.random.default_rng(ss_w),
@@ -67,8 +68,11 @@ def test_backfill_reserves_for_the_jobs_it_tests():
     got, _, _ = _run("homogeneous-4", jobs, bf_interval_s=1)
     # 3 ends (52) before 2's reservation at 100: backfilled; 4 would overlap it: reserved after 2
     assert [got[i].start for i in (2, 3, 4)] == [100, 2, 110]
-    got, _, _ = _run("homogeneous-4", jobs)  # backfill cycles every 30 s: 3 waits for the one at 30
-    assert [got[i].start for i in (2, 3, 4)] == [100, 30, 110]
+    # a cycle at 1 (2 blocked), the next 30 s later: 3 waits for the one at 31
+    got, _, _ = _run("homogeneous-4", jobs, bf_resolution_s=1)
+    assert [got[i].start for i in (2, 3, 4)] == [100, 31, 110]
+    got, _, _ = _run("homogeneous-4", jobs)  # there it would end at 80, after 2's slot begins (60): it waits
+    assert [got[i].start for i in (2, 3, 4)] == [100, 110, 110]
     got, _, _ = _run("homogeneous-4", jobs, scheduler_type="builtin")
     assert [got[i].start for i in (2, 3, 4)] == [100, 110, 110]  # strict priority: nothing jumps 2
     got, _, _ = _run("homogeneous-4", jobs, bf_max_job_test=1)

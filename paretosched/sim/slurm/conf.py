@@ -70,6 +70,7 @@ class SlurmConf:
     weight_updates: list[NodeLine] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)  # the files read, for errors about all of them
+    partitions: list[tuple[dict[str, str], str]] = field(default_factory=list)  # (keys, file:line)
 
     def param(self, key: str) -> str | None:
         hit = self.params.get(key.lower())
@@ -149,8 +150,11 @@ def read_slurm_conf(paths: list[str | Path]) -> SlurmConf:
             pairs = _pairs(line, where)
             first = pairs[0][0]
             if first != "nodename":
-                if first in ("partitionname", "nodeset", "frontendname", "downnodes", "switchname"):
-                    continue  # partitions and topology: not part of the platform model
+                if first == "partitionname":  # not part of the platform; the scheduler import reads them
+                    conf.partitions.append((dict(pairs), where))
+                    continue
+                if first in ("nodeset", "frontendname", "downnodes", "switchname"):
+                    continue  # topology: not part of the platform model
                 for key, value in pairs:
                     conf.params[key] = (value, where)
                 continue
