@@ -41,7 +41,7 @@ def _leaves(d: Any, prefix: str = "") -> dict[str, Any]:
             if prefix == "" and k == "provenance":
                 continue
             out.update(_leaves(v, f"{prefix}{k}."))
-        return out or {prefix.rstrip("."): {}}
+        return out  # an empty mapping holds no parameter
     return {prefix.rstrip("."): d}
 
 

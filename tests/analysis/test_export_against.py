@@ -212,3 +212,58 @@ def test_a_classic_pick_or_other_nodes_are_one_line_errors(tmp_path):
     other, _ = _conf(tmp_path, "mixed")
     with pytest.raises(UserError, match=r"mixed.conf: its nodes \(6, g1\.\.\) are not the run's platform's \(16, n01\.\.\)"):
         against_diff(_doc(tmp_path, conf, cmap, {}), other, None)
+
+
+def _slurm_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A synthetic run of the slurm kind on REAL16's nodes: baseline `current` is the file's section."""
+    import json
+
+    from tests.analysis import synth
+
+    conf, cmap = _conf(tmp_path, "real16")
+    imp = import_conf(conf, cmap)
+    plat = tmp_path / "platform.yaml"
+    plat.write_text(dump_yaml(imp.platform, sort_keys=False))
+    base = json.loads(json.dumps(synth.BASE))
+    base.update(platform=str(plat), scheduler=imp.scheduler)
+    monkeypatch.setattr(synth, "BASE", base)
+    genes = {"scheduler.priority_favor_small": {"type": "bool", "values": [False, True]},
+             "scheduler.bf_window_min": {"type": "int", "low": 10, "high": 1440, "log": False}}
+    front = {0: ({"scheduler.priority_favor_small": True, "scheduler.bf_window_min": 60}, (80.0, 9.0)),
+             1: ({"scheduler.priority_favor_small": True, "scheduler.bf_window_min": 240}, (70.0, 9.5))}
+    pts = [synth.Point(v, genome=g) for g, v in front.values()]
+    pts.append(synth.Point((100.0, 10.0), kind="baseline", name="current"))
+    block = synth.recheck_block({i: v for i, (_, v) in front.items()}, {"current": (100.0, 10.0)}, [])
+    return synth.write_run(tmp_path / "run", pts, genes=genes, summary_extra={"recheck": block}), conf
+
+
+def test_export_against_on_the_command_line(tmp_path, monkeypatch, capsys):
+    from paretosched.cli import main
+
+    run, conf = _slurm_run(tmp_path, monkeypatch)
+    out = tmp_path / "slurm.conf.diff"
+    # minimal:50 keeps 15% of the best 30%: eval 0, one parameter changed (bf_window is the file's 60)
+    assert main(["export", str(run), "--pick", "minimal:50", "--format", "slurm", "--against", str(conf),
+                 "-o", str(out)]) == 0
+    std = capsys.readouterr()
+    assert f"diff: {out} (pick minimal:50: eval 0; 1 change(s) to {conf}; apply with: patch {conf} < {out})" in std.out
+    assert std.err.strip() == "PriorityFavorSmall: NO -> YES (line 7); takes effect: scontrol reconfigure"
+    assert [line for line in out.read_text().splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")] == \
+        ["-PriorityFavorSmall=NO", "+PriorityFavorSmall=YES"]
+    assert main(["export", str(run), "--pick", "eval:1", "--format", "slurm", "--against", str(conf),
+                 "-o", str(out), "--force"]) == 0
+    assert "SchedulerParameters bf_window: 60 -> 240 (line 4)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--against", "X"], "error: --against and --cpu-map need --format slurm"),
+    (["--format", "slurm", "--against", "/nonexistent/slurm.conf"], "/nonexistent/slurm.conf: cannot read"),
+])
+def test_export_against_mistakes_exit_2_with_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    from paretosched.cli import main
+
+    run, _ = _slurm_run(tmp_path, monkeypatch)
+    assert main(["export", str(run), "--pick", "eval:0", "-o", str(tmp_path / "d.diff"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err] and message in err
+    assert not (tmp_path / "d.diff").exists()
