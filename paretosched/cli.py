@@ -371,6 +371,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
         if (args.against or args.cpu_map) and args.format != "slurm":
             raise UserError("--against and --cpu-map need --format slurm")
+        if args.cpu_map and not args.against:
+            raise UserError("--cpu-map is for --against (the fragment needs no cpu map)")
         if args.against:
             output = args.output or "slurm.conf.diff"
             require_writable(output, "--output", folder=None)

@@ -258,6 +258,7 @@ def test_export_against_on_the_command_line(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--against", "X"], "error: --against and --cpu-map need --format slurm"),
     (["--format", "slurm", "--against", "/nonexistent/slurm.conf"], "/nonexistent/slurm.conf: cannot read"),
+    (["--format", "slurm", "--cpu-map", "m.yaml"], "error: --cpu-map is for --against"),
 ])
 def test_export_against_mistakes_exit_2_with_one_line(tmp_path, monkeypatch, capsys, argv, message):
     from paretosched.cli import main
