@@ -202,10 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--pick", default="balanced",
                     help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID | "
                          "baseline:NAME | minimal:P (fewest changed parameters keeping P%% of the best "
-                         "re-checked energy saving; default: balanced)")
+                         "re-checked energy saving) (default: balanced)")
     ex.add_argument("-o", "--output", default=None, metavar="FILE",
                     help="config file to write (default: best.yaml, or best.conf with --format slurm, "
-                         "in the current folder)")
+                         "slurm.conf.diff with --against, in the current folder)")
     ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
                     help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
     ex.add_argument("--against", metavar="SLURM_CONF",
