@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from paretosched.analysis.slurm_diff import against_diff, canonical, import_conf
 from paretosched.analysis.slurm_params import PARAMS, RECONFIGURE, RESTART_ALL, RESTART_CTLD, UNMAPPED, takes_effect
@@ -268,3 +270,23 @@ def test_export_against_mistakes_exit_2_with_one_line(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err.strip()
     assert err.splitlines() == [err] and message in err
     assert not (tmp_path / "d.diff").exists()
+
+
+_SECTIONS = st.fixed_dictionaries({
+    "priority_weight_age": st.integers(0, 100000), "priority_weight_job_size": st.integers(0, 100000),
+    "priority_favor_small": st.booleans(), "priority_weight_fairshare": st.integers(0, 100000),
+    "priority_decay_half_life_s": st.integers(0, 10**7).map(float), "priority_max_age_s": st.integers(1, 10**7).map(float),
+    "scheduler_type": st.sampled_from(["backfill", "builtin"]), "bf_max_job_test": st.integers(1, 1000),
+    "bf_window_min": st.integers(1, 10000), "bf_interval_s": st.integers(1, 10800),
+    "node_order": st.sampled_from(["platform", "fastest_first", "lowest_power_first", "efficiency_first"]),
+    "suspend_time_s": st.none() | st.integers(0, 10**5).map(float), "suspend_timeout_s": st.integers(0, 600).map(float),
+    "resume_timeout_s": st.integers(1, 3600).map(float), "suspend_rate": st.integers(0, 500),
+    "resume_rate": st.integers(0, 500), "suspend_exc_nodes": st.integers(0, 6),
+    "cpu_freq_def": st.sampled_from(["Performance", "PowerSave"])})
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(["real16", "mixed", "sample"]), section=_SECTIONS)
+def test_any_section_round_trips_through_the_diff(tmp_path_factory, which, section):
+    tmp = tmp_path_factory.mktemp("any")
+    _round_trip(tmp, which, section)
