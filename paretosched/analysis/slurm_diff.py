@@ -196,6 +196,8 @@ def against_diff(doc: dict[str, Any], conf_path: str | Path, cpu_map: str | None
         original = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"--against {path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:  # the diff must reproduce the file's bytes: no replacement characters
+        raise UserError(f"--against {path}: not UTF-8 text (byte {exc.start}); convert it before diffing") from None
     imp = import_conf(path, cpu_map)
     run_names = _names(load_platform(doc["platform"]), f"the run's platform {doc['platform']!r}")
     conf_names = _names(build_platform(PlatformSpec.model_validate(imp.platform)), str(path))

@@ -211,6 +211,10 @@ def test_a_classic_pick_or_other_nodes_are_one_line_errors(tmp_path):
     doc["scheduler"] = {"kind": "classic"}
     with pytest.raises(UserError, match=r"^--against: pick knee \(eval 4\) has scheduler kind classic"):
         against_diff(doc, conf, cmap)
+    latin = tmp_path / "latin1.conf"
+    latin.write_bytes(REAL16.replace("# slurm.conf", "# slurm.conf \xe9t\xe9").encode("latin-1"))
+    with pytest.raises(UserError, match=r"latin1.conf: not UTF-8 text \(byte 13\); convert it before diffing$"):
+        against_diff(_doc(tmp_path, conf, cmap, {}), latin, None)
     other, _ = _conf(tmp_path, "mixed")
     with pytest.raises(UserError, match=r"mixed.conf: its nodes \(6, g1\.\.\) are not the run's platform's \(16, n01\.\.\)"):
         against_diff(_doc(tmp_path, conf, cmap, {}), other, None)
