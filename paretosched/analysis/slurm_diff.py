@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,19 +86,38 @@ def _weight_line(conf: SlurmConf, node: str) -> NodeLine:
     return next(line for line in conf.nodes if node in line.names)
 
 
+def kept_weights(lines: list[tuple[int, int]]) -> list[int]:
+    """New Weights for lines given as (rank in the wanted order, current Weight): Weights rise strictly
+    with the rank and are equal within one, changing as few lines as possible of two candidates: the
+    ranks themselves, or each rank keeping its most common current Weight above the previous rank's."""
+    last, kept = 0, {}
+    for r in sorted({r for r, _ in lines}):
+        counts = Counter(w for rr, w in lines if rr == r and w > last)
+        kept[r] = min(counts, key=lambda w: (-counts[w], w)) if counts else last + 1
+        last = kept[r]
+    greedy, ranks = [kept[r] for r, _ in lines], [r for r, _ in lines]
+
+    def n_changed(new: list[int]) -> int:
+        return sum(n != w for n, (_, w) in zip(new, lines))
+
+    return greedy if n_changed(greedy) <= n_changed(ranks) else ranks
+
+
 def _edit_weights(text: ConfText, imp: Imported, plat: Any, names: list[str], order: str) -> list[Change]:
     want = dict(zip(names, node_weights(plat, order)))
     by_line: dict[tuple[str, int], tuple[NodeLine, list[str]]] = {}
     for n in names:
         line = _weight_line(imp.conf, n)
         by_line.setdefault((line.source, line.line), (line, []))[1].append(n)
-    changes = []
-    for line, nodes in by_line.values():
-        new = {want[n] for n in nodes}
-        if len(new) > 1:
+    groups = list(by_line.values())
+    for line, nodes in groups:
+        if len({want[n] for n in nodes}) > 1:
             raise UserError(f"{line.where()}: node order {order} gives its nodes different Weights "
                             f"({', '.join(f'{n}={want[n]}' for n in nodes)}); split the line")
-        w = new.pop()
+    # a line's nodes share the Weight the line gives them
+    weights = kept_weights([(want[nodes[0]], imp.weights[nodes[0]]) for _, nodes in groups])
+    changes = []
+    for (line, nodes), w in zip(groups, weights):
         old = {imp.weights[n] for n in nodes}
         if old == {w}:
             continue

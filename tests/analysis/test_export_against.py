@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paretosched.analysis.slurm_diff import against_diff, canonical, import_conf
+from paretosched.analysis.slurm_diff import against_diff, canonical, import_conf, kept_weights
 from paretosched.analysis.slurm_params import PARAMS, RECONFIGURE, RESTART_ALL, RESTART_CTLD, UNMAPPED, takes_effect
 from paretosched.config import SlurmScheduler, config_from_dict
 from paretosched.sim.inputs import bundled
@@ -171,17 +171,26 @@ def test_the_diff_holds_exactly_the_changed_keys_in_place(tmp_path):
 
 
 def test_each_change_is_tagged_with_how_it_takes_effect(tmp_path):
-    diff, made, _, _ = _round_trip(tmp_path, "sample", {"scheduler_type": "builtin", "node_order": "fastest_first",
+    # lowest power per core first: EPYC (Weight 50 kept), then the Gold 6148 (10 -> 51), then the L5640 (1 -> 52)
+    diff, made, _, _ = _round_trip(tmp_path, "sample", {"scheduler_type": "builtin", "node_order": "lowest_power_first",
                                                         "priority_favor_small": True, "bf_window_min": 60})
-    tags = {c.param: c.takes_effect for c in made}
-    assert tags == {"SchedulerType": RESTART_CTLD, "PriorityFavorSmall": RECONFIGURE,
-                    "SchedulerParameters bf_window": RECONFIGURE,
-                    "NodeName=cpu[01-06] Weight": RESTART_ALL, "NodeName=cpu[07-08] Weight": RESTART_ALL,
-                    "NodeName=old[001-004,010] Weight": RESTART_ALL, "NodeName=amd[1-2] Weight": RESTART_ALL}
+    tags = {c.param: (c.new, c.takes_effect) for c in made}
+    assert tags == {"SchedulerType": ("sched/builtin", RESTART_CTLD), "PriorityFavorSmall": ("YES", RECONFIGURE),
+                    "SchedulerParameters bf_window": ("60", RECONFIGURE),
+                    "NodeName=cpu[01-06] Weight": ("51", RESTART_ALL), "NodeName=cpu[07-08] Weight": ("51", RESTART_ALL),
+                    "NodeName=old[001-004,010] Weight": ("52", RESTART_ALL)}
     head = [line for line in diff.splitlines() if line.startswith("#   ")]
     assert len(head) == len(made) and all(line.endswith(f"takes effect: {c.takes_effect}") for line, c in zip(head, made))
     # the continuation line's Weight is edited where it is, the line's other keys kept
-    assert "+    Weight=1 NodeAddr=10.0.1.[7-8]" in diff.splitlines()
+    assert "+    Weight=51 NodeAddr=10.0.1.[7-8]" in diff.splitlines()
+
+
+def test_new_weights_keep_the_current_ones_where_the_order_allows():
+    assert kept_weights([(1, 7), (2, 3)]) == [7, 8]  # MIXED, fastest first: the Gold nodes keep 7
+    assert kept_weights([(1, 10), (1, 10), (2, 1), (1, 50)]) == [10, 10, 11, 10]
+    assert kept_weights([(2, 4), (1, 9), (3, 9)]) == [10, 9, 11]
+    assert kept_weights([(1, 5), (2, 2), (3, 3)]) == [1, 2, 3]  # the ranks change fewer lines here
+    assert kept_weights([(1, 1), (2, 2), (2, 2)]) == [1, 2, 2]
 
 
 def test_takes_effect_follows_slurm_conf_5():
