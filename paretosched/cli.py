@@ -207,16 +207,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = _sub(sub, "export", "write the scheduler config of a front point",
               "paretosched export runs/quickstart --pick balanced -o best.yaml\n"
-              "paretosched export runs/slurm-quickstart --pick knee --format slurm -o paretosched.conf")
+              "paretosched export runs/slurm-quickstart --pick knee --format slurm -o paretosched.conf\n"
+              "paretosched export runs/slurm-quickstart --pick minimal:90 --format slurm --against slurm.conf "
+              "-o slurm.conf.diff")
     ex.add_argument("run", help="run directory")
     ex.add_argument("--pick", default="balanced",
                     help="balanced | knee | min:METRIC | weights:a,b | index:N (front position) | eval:ID | "
-                         "baseline:NAME (default: balanced)")
+                         "baseline:NAME | minimal:P (fewest changed parameters keeping P%% of the best "
+                         "re-checked energy saving) (default: balanced)")
     ex.add_argument("-o", "--output", default=None, metavar="FILE",
                     help="config file to write (default: best.yaml, or best.conf with --format slurm, "
-                         "in the current folder)")
+                         "slurm.conf.diff with --against, in the current folder)")
     ex.add_argument("--format", choices=["yaml", "slurm"], default="yaml",
                     help="yaml: the config simulate reads; slurm: a slurm.conf fragment (docs/slurm.md)")
+    ex.add_argument("--against", metavar="SLURM_CONF",
+                    help="with --format slurm: write the smallest edit of this slurm.conf as a unified diff "
+                         "(patch SLURM_CONF < FILE), each change tagged with how it takes effect")
+    ex.add_argument("--cpu-map", help="with --against: the cpu map `platform import` needs for that slurm.conf")
     _force(ex)
 
     runs = _sub(sub, "runs", "read run directories (tables for pandas, R, spreadsheets)",
@@ -374,8 +381,25 @@ def _dispatch(args: argparse.Namespace) -> int:
             webbrowser.open(Path(path).resolve().as_uri())
         return 0
     if cmd == "export":
-        from paretosched.analysis.export import pick_point, write_point
+        from paretosched.analysis.export import pick_point, write_diff, write_point
 
+        if (args.against or args.cpu_map) and args.format != "slurm":
+            raise UserError("--against and --cpu-map need --format slurm")
+        if args.cpu_map and not args.against:
+            raise UserError("--cpu-map is for --against (the fragment needs no cpu map)")
+        if args.against:
+            output = args.output or "slurm.conf.diff"
+            require_writable(output, "--output", folder=None)
+            run, chosen = pick_point(args.run, args.pick)
+            replaced = refuse_existing([output], "--output", args.force)
+            with output_errors("--output"):
+                path, changes = write_diff(run, chosen, output, args.against, args.cpu_map)
+            say_replaced(replaced)
+            for c in changes:
+                print(f"  {c.line()}", file=sys.stderr)
+            print(f"diff: {path} (pick {args.pick}: eval {chosen.eval_id}; {len(changes)} change(s) to "
+                  f"{args.against}; apply with: patch {args.against} < {path})")
+            return 0
         output = args.output or ("best.conf" if args.format == "slurm" else "best.yaml")
         require_writable(output, "--output", folder=None)  # a folder gets a named file
         run, chosen = pick_point(args.run, args.pick)  # a bad pick is reported as such, before the file check

@@ -32,6 +32,7 @@ from typing import Any
 import paretosched
 from paretosched.analysis.front import Pick, choose
 from paretosched.analysis.rundata import RunData, load_run
+from paretosched.analysis.slurm_diff import Change, against_diff
 from paretosched.analysis.slurm_export import slurm_fragment
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
@@ -93,7 +94,8 @@ def export_pick(run_dir: str, pick: str, out: str, fmt: str = "yaml") -> Path:
     trade-off point, else balanced), `min:METRIC` (best front point for objective METRIC),
     `weights:a,b,...` (one weight per objective, in study order), `index:N` (N-th point,
     0-based, of the front in front.csv's order: best first objective first), `eval:ID` (any
-    successful search evaluation by eval id), `baseline:NAME` (a baseline of the study).
+    successful search evaluation by eval id), `baseline:NAME` (a baseline of the study),
+    `minimal:P` (analysis/minimal.py: the fewest changes keeping P% of the best re-checked saving).
     Mistakes raise a one-line UserError.
     `fmt`: `yaml` (the config `simulate` reads) or `slurm` (a slurm.conf fragment).
     """
@@ -118,6 +120,21 @@ def write_point(run: RunData, chosen: Pick, out: str, fmt: str = "yaml") -> Path
     make_output_dir(path.parent, run.run_dir)  # in the run dir, never through a link (search/files.py)
     write_output(path, slurm_fragment(doc) if fmt == "slurm" else to_yaml(doc), run.run_dir)
     return path
+
+
+def write_diff(run: RunData, chosen: Pick, out: str, against: str,
+               cpu_map: str | None = None) -> tuple[Path, list[Change]]:
+    """Write the smallest edit of slurm.conf `against` that deploys `chosen`, as a unified diff
+    (analysis/slurm_diff.py); returns the written path and the changes."""
+    doc = config_document(run, chosen.eval_id, chosen.name)
+    config_from_dict(doc, f"export of eval {chosen.eval_id}")
+    text, changes = against_diff(doc, against, cpu_map)
+    path = Path(out)
+    if path.is_dir():
+        path = path / f"{run.study_name}_{_slug(chosen.name)}.diff"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path, changes
 
 
 def _slug(text: str) -> str:

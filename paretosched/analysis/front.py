@@ -13,7 +13,9 @@ Picks (the `pick` argument of `export` and the rows of picks.csv):
                  order, any positive scale; they are normalised to sum to 1);
 - `index:N`      the N-th front point (0-based) in front order (best first objective first,
                  `paretosched.search.pareto.front_order`), the row order of front.csv;
-- `eval:ID`      any successful search evaluation by its eval id (off the front too).
+- `eval:ID`      any successful search evaluation by its eval id (off the front too);
+- `minimal:P`    the re-checked front point with the fewest changed parameters that keeps P% of the
+                 best re-checked energy saving at no worse slowdown (analysis/minimal.py).
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ with warnings.catch_warnings():  # pymoo 0.6.2 imports scipy.spatial.ckdtree (de
     warnings.simplefilter("ignore", DeprecationWarning)
     from pymoo.mcdm.high_tradeoff import HighTradeoffPoints
 
+from paretosched.analysis.minimal import pick_minimal
 from paretosched.analysis.rundata import RunData, require_ok
 from paretosched.errors import UserError
 from paretosched.search import pareto
 
-PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID | baseline:NAME"
+PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID | baseline:NAME | minimal:P"
 
 
 @dataclass(frozen=True)
@@ -194,8 +197,13 @@ def pick_baseline(run: RunData, expr: str) -> Pick:
 def choose(run: RunData, expr: str) -> Pick:
     """Any pick expression; a baseline pick does not need a front (a run stopped before its first
     generation still exports its baselines)."""
-    if expr.strip().partition(":")[0].strip().lower() == "baseline":
+    kind = expr.strip().partition(":")[0].strip().lower()
+    if kind == "baseline":
         return pick_baseline(run, expr)
+    if kind == "minimal":
+        # it chooses among the re-checked front points (summary.json), not front.csv's rows
+        eval_id, why = pick_minimal(run, expr)
+        return Pick(expr.strip(), eval_id, why)
     return resolve_pick(run, front_of(run), expr)
 
 

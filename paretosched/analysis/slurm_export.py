@@ -11,19 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from paretosched.analysis.slurm_params import PARAMS, slurm_time
 from paretosched.sim.platform import load_platform
 from paretosched.sim.slurm.hostlist import compress
 from paretosched.sim.slurm.platform_import import node_names
 from paretosched.sim.slurm.weights import node_weights
 
-
-def slurm_time(seconds: float) -> str:
-    """Seconds as Slurm's D-HH:MM:SS."""
-    s = int(round(seconds))
-    d, s = divmod(s, 86400)
-    h, s = divmod(s, 3600)
-    m, s = divmod(s, 60)
-    return f"{d}-{h:02d}:{m:02d}:{s:02d}"
+__all__ = ["first_nodes", "slurm_fragment", "slurm_time"]  # slurm_time: its home is slurm_params
 
 
 def _weight_lines(plat: Any, order: str, names: list[str] | None) -> list[str]:
@@ -40,39 +34,24 @@ def _weight_lines(plat: Any, order: str, names: list[str] | None) -> list[str]:
     return lines
 
 
-def _first_nodes(plat: Any, order: str, names: list[str], n: int) -> str:
+def first_nodes(plat: Any, order: str, names: list[str], n: int) -> str:
     w = node_weights(plat, order)
     return compress([names[i] for i in sorted(range(len(names)), key=lambda i: (w[i], i))][:n])
 
 
 def _slurm_kind(s: dict[str, Any], plat: Any, names: list[str] | None) -> list[str]:
-    select = s.get("select_type", "cons_tres")
-    lines = [f"SchedulerType=sched/{s['scheduler_type']}",
-             f"SelectType=select/{select}",
-             *(["SelectTypeParameters=CR_Core_Memory"] if select == "cons_tres" else []),
-             f"SchedulerParameters=bf_interval={s['bf_interval_s']},bf_max_job_test={s['bf_max_job_test']},"
-             f"bf_window={s['bf_window_min']},bf_resolution={s['bf_resolution_s']},"
-             f"batch_sched_delay={s.get('batch_sched_delay_s', 3)}",
-             "PriorityType=priority/multifactor",
-             f"# simulated {'with' if s.get('slurmdbd', True) else 'without'} slurmdbd "
-             "(AccountingStorageType=accounting_storage/slurmdbd: the age and fair-share factors need it)",
-             f"PriorityWeightAge={s['priority_weight_age']}",
-             f"PriorityWeightJobSize={s['priority_weight_job_size']}",
-             f"PriorityFavorSmall={'YES' if s['priority_favor_small'] else 'NO'}",
-             f"PriorityWeightFairshare={s['priority_weight_fairshare']}",
-             f"PriorityDecayHalfLife={slurm_time(s['priority_decay_half_life_s'])}",
-             f"PriorityMaxAge={slurm_time(s['priority_max_age_s'])}",
-             f"SuspendTime={'INFINITE' if s['suspend_time_s'] is None else int(round(s['suspend_time_s']))}",
-             f"SuspendTimeout={int(round(s['suspend_timeout_s']))}",
-             f"ResumeTimeout={int(round(s['resume_timeout_s']))}",
-             f"SuspendRate={s['suspend_rate']}",
-             f"ResumeRate={s['resume_rate']}",
-             f"CpuFreqDef={s['cpu_freq_def']}"]
+    # every plain parameter of the one mapping table (slurm_params.PARAMS), in the section's order
+    plain = [p for p in PARAMS.values() if p.kind == "plain"]
+    lines = ["PriorityType=priority/multifactor"]
+    lines += [f"{p.key}={p.encode(s[p.field])}" for p in plain if not p.option]
+    options = [f"{p.key}={p.encode(s[p.field])}" for p in plain if p.option]
+    if options:
+        lines.append("SchedulerParameters=" + ",".join(options))
     if s["suspend_exc_nodes"]:
         if names is None:
             lines.append(f"# SuspendExcNodes: the first {s['suspend_exc_nodes']} nodes of the Weight order")
         else:
-            lines.append(f"SuspendExcNodes={_first_nodes(plat, s['node_order'], names, s['suspend_exc_nodes'])}")
+            lines.append(f"SuspendExcNodes={first_nodes(plat, s['node_order'], names, s['suspend_exc_nodes'])}")
     return lines + _weight_lines(plat, s["node_order"], names)
 
 
