@@ -27,11 +27,22 @@ def run_front(run: Any) -> Any:
     list points the search never admitted (and pick another balanced point) than `optimise` printed."""
     from paretosched.analysis.front import front_of
 
-    ids = (run.summary or {}).get("front")
+    ids = run.summary.front  # a Summary record (paretosched.search.summary), not a dict
     if not ids:
         return front_of(run)
     f = run.frame.loc[[int(i) for i in ids]]
     return f.sort_values([run.objectives[0], "eval_id"], kind="mergesort")
+
+
+def baselines(run: Any) -> dict[str, dict[str, Any]]:
+    """summary.json's baselines as plain mappings (name -> eval_id, status, objectives, ...)."""
+    return {name: b.to_json() for name, b in run.summary.baselines.items()}
+
+
+def recheck_objectives(run: Any, eval_id: int) -> dict[str, float] | None:
+    """The objectives of a front point's re-check row (None when it was not re-checked)."""
+    row = run.rechecks.get(int(eval_id))
+    return None if row is None else row.objectives
 
 
 def with_values(base: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import argparse
 
-from common import energy_at, energy_interp, run_front
+from common import baselines, energy_at, energy_interp, run_front
 
 from paretosched.analysis.rundata import load_run
 
@@ -32,7 +32,7 @@ def main() -> None:
     print(f"{run.study_name}: front of {len(front)} points, mean_bsld {fB.min():.2f}-{fB.max():.2f}")
     print("| baseline | E_R (kWh) | B_R | front E at B_R (saved) | interpolated (saved) |")
     print("|---|---:|---:|---|---|")
-    for name, b in (run.summary.get("baselines") or {}).items():
+    for name, b in baselines(run).items():
         o = b.get("objectives")
         if not o:
             continue

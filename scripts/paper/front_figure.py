@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from common import run_front, save_figure
+from common import baselines, recheck_objectives, run_front, save_figure
 
 from paretosched.analysis.front import pick_balanced
 from paretosched.analysis.rundata import load_run
@@ -52,7 +52,7 @@ def main() -> None:
     ax.step(f[ey], f[ex], where="post", color="crimson", lw=1.2)
     ax.scatter(f[ey], f[ex], s=36, facecolors="none", edgecolors="crimson", label=f"front ({len(front)})")
     markers = iter("s^vDPX*")
-    for name, b in (run.summary.get("baselines") or {}).items():
+    for name, b in baselines(run).items():
         o = b.get("objectives")
         if o:
             ax.scatter([o[ey]], [o[ex]], marker=next(markers), s=60, color="black", label=f"baseline {name}")
@@ -72,18 +72,18 @@ def main() -> None:
     print("|" + "---:|" * (1 + 2 * len(run.objectives)) + "---|" * len(genes))
     for _, row in front.iterrows():
         eid = int(row["eval_id"])
-        rc = run.rechecks.get(eid, {}).get("objectives") or {}
+        rc = recheck_objectives(run, eid) or {}
         vals = [fmt(float(row[o])) for o in run.objectives] + [fmt(rc.get(o)) for o in run.objectives]
         g = run.rows[eid].genome
         mark = " (balanced)" if eid == bal.eval_id else ""
         print(f"| {eid}{mark} | " + " | ".join(vals + [fmt(g.get(p)) for p in genes]) + " |")
-    for name, b in (run.summary.get("baselines") or {}).items():
+    for name, b in baselines(run).items():
         o = b.get("objectives") or {}
         print(f"baseline {name}: " + ", ".join(f"{k} {fmt(v)}" for k, v in o.items())
-              + f"; dominated by {len(b.get('dominated_by') or [])} front points")
-    print(f"hypervolume {fmt(run.summary.get('hv'))} vs reference {run.summary.get('reference_point')}; "
-          f"{run.summary.get('n_evaluations')} distinct evaluations, stop: {run.summary.get('stop_reason')}, "
-          f"elapsed {fmt(run.summary.get('elapsed_s'))} s")
+              + f"; dominated by {len(b.get('dominated_by_on_search_seeds') or [])} front points")
+    print(f"hypervolume {fmt(run.summary.hv)} vs reference {run.summary.reference_point}; "
+          f"{run.summary.n_evaluations} distinct evaluations, stop: {run.summary.stop_reason}, "
+          f"elapsed {fmt(run.summary.elapsed_s)} s")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from common import evaluate, front_mask, run_inputs, save_figure, with_values
+from common import evaluate, front_mask, recheck_objectives, run_inputs, save_figure, with_values
 
 from paretosched.analysis.rundata import load_run
 from paretosched.search.pareto import hypervolume, reference_from
@@ -65,7 +65,7 @@ def main() -> None:
 
     ok = run.search_ok()
     N = ok[["energy_kwh", "mean_bsld"]].to_numpy(float)
-    told = run.summary.get("n_told")
+    told = run.summary.n_told
     gm, nm = front_mask(G), front_mask(N)
     ref = reference_from(np.vstack([G[gm], N[nm]]))
     hv_g, hv_n = hypervolume(G[gm], ref), hypervolume(N[nm], ref)
@@ -88,7 +88,7 @@ def main() -> None:
         gr = evaluate(gfront, fresh, args.workers, cache)
         GR = np.array([[r["energy_kwh"], r["mean_bsld"]] for r in gr if r is not None])
         nids = ok.index[nm]
-        nr = [run.rechecks.get(int(i), {}).get("objectives") for i in nids]
+        nr = [recheck_objectives(run, i) for i in nids]
         NR = np.array([[r["energy_kwh"], r["mean_bsld"]] for r in nr if r is not None])
         print(f"re-measured on the fresh seeds {fresh} (same reference point):")
         print("| set | front points | hypervolume | HV / box |")

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from common import energy_at, energy_interp, evaluate, front_mask, run_front, run_inputs, save_figure
+from common import (baselines, energy_at, energy_interp, evaluate, front_mask, recheck_objectives, run_front, run_inputs,
+                    save_figure)
 
 from paretosched.analysis.rundata import load_run
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES
@@ -66,7 +67,7 @@ def main() -> None:
     print(f"classic pairs on {len(seeds)} search seed(s): {int(front_mask(np.column_stack([E, B])).sum())} "
           f"non-dominated of {len(names)}; energy {E.min():.1f}-{E.max():.1f} kWh, mean_bsld {B.min():.2f}-{B.max():.2f}")
 
-    rl_default = run.summary["baselines"]["rl_default"]
+    rl_default = baselines(run)["rl_default"]
     rl_cfg = run.rows[rl_default["eval_id"]].config
     rl_fresh = evaluate([rl_cfg], fresh, args.workers, cache)[0] if fresh else None
     refs = {"rl_default (RL, default hyperparameters)": (rl_default["objectives"], rl_fresh),
@@ -78,7 +79,7 @@ def main() -> None:
 
     front = run_front(run)
     fE, fB = front["energy_kwh"].to_numpy(float), front["mean_bsld"].to_numpy(float)
-    rc = [run.rechecks.get(int(i), {}).get("objectives") for i in front["eval_id"]]
+    rc = [recheck_objectives(run, i) for i in front["eval_id"]]
     has_rc = fresh and all(r is not None for r in rc)
     rE = np.array([r["energy_kwh"] for r in rc]) if has_rc else None
     rB = np.array([r["mean_bsld"] for r in rc]) if has_rc else None
