@@ -68,17 +68,17 @@ def _twin(name: str) -> Any:
 # record -> (share within 30 s, share within 5 s, Kendall tau, |mean wait twin / real - 1|): the
 # first three are floors, the last a ceiling
 FLOORS: dict[str, tuple[float, float, float, float]] = {
-    "linear-bf-s2": (0.35, 0.08, 0.75, 0.20),
-    "cons-tres-core": (0.50, 0.05, 0.78, 0.15),
-    "linear-favorsmall": (0.95, 0.40, 0.98, 0.08),
-    "linear-32": (0.90, 0.15, 0.90, 0.15),
-    "linear-tiers": (0.10, 0.05, 0.62, 0.10),
-    "linear-bf-s1": (0.15, 0.02, 0.94, 0.08),
-    "hpc2n-window": (0.60, 0.50, 0.90, 0.20),
-    "linear-bf-s2-again": (0.38, 0.18, 0.75, 0.22),
-    "linear-favorsmall-again": (0.64, 0.32, 0.85, 0.05),
-    "cons-tres-core-again": (0.47, 0.02, 0.79, 0.15),
-    "linear-32-again": (0.90, 0.27, 0.90, 0.15),
+    "linear-bf-s2": (0.90, 0.60, 0.95, 0.15),
+    "cons-tres-core": (0.90, 0.75, 0.90, 0.15),
+    "linear-favorsmall": (0.98, 0.98, 0.99, 0.15),
+    "linear-32": (0.98, 0.70, 0.99, 0.15),
+    "linear-tiers": (0.12, 0.05, 0.60, 0.10),
+    "linear-bf-s1": (0.90, 0.08, 0.95, 0.15),
+    "hpc2n-window": (0.98, 0.95, 0.99, 0.15),
+    "linear-bf-s2-again": (0.85, 0.25, 0.95, 0.15),
+    "linear-favorsmall-again": (0.80, 0.32, 0.88, 0.15),
+    "cons-tres-core-again": (0.90, 0.80, 0.90, 0.15),
+    "linear-32-again": (0.98, 0.95, 0.99, 0.15),
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import statistics
 import sys
@@ -91,6 +92,14 @@ def twin_inputs(record: str | Path, tmp: Path) -> tuple[dict[str, Any], list[str
     platform, report = platform_from_conf(conf, cmap, meta["name"])
     notes = list(report.notes)
     sched = scheduler_from_conf(conf, platform, report.weights, notes)
+    # when slurmctld's clocks tick is an input a trace cannot hold (the wall-clock phase of the
+    # bf_resolution grid, when the controller started its backfill cycles), not an outcome of the
+    # run: read both from the record, as an operator would from the controller's log
+    first = min(r["submit"] for r in results)
+    sched["clock_origin_s"] = float(meta["t0_epoch"] + first)
+    cycles = backfill_cycles(record)
+    if cycles:
+        sched["bf_last_cycle_s"] = float(min(0.0, math.floor(cycles[0] - int(sched.get("bf_interval_s", 30)) - first)))
     dump = tmp / "sacct.txt"
     dump.write_text(sacct_dump(results, meta["t0_epoch"], json.loads((Path(record) / "workload.json").read_text())))
     swf = tmp / "jobs.swf"
