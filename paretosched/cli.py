@@ -282,7 +282,7 @@ def _guarded(args: argparse.Namespace) -> int:
         terminated = isinstance(exc, _Terminated)
         resume = getattr(exc, "resume_command", None)  # optimise: the command that continues the run
         print(f"paretosched: {'terminated' if terminated else 'interrupted'}"
-              + (f"; resume with: {resume}" if resume else ""), file=sys.stderr)
+              + (f"; resume with: {resume}" if resume else _resume_hint(args)), file=sys.stderr)
         return 143 if terminated else 130
     except BrokenPipeError:
         # output piped into `head` and closed early: not an error of ours
