@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import shlex
 import signal
 import sys
 import threading
@@ -31,14 +30,6 @@ def _seed_list(text: str) -> list[int]:
     if twice is not None:  # a repeat is one run counted twice (the study's rule, search.study.Seeds)
         raise argparse.ArgumentTypeError(f"seed {twice} is listed twice (expected distinct seeds), got {text!r}")
     return seeds
-
-
-def _resume_hint(args: argparse.Namespace) -> str:
-    """How an interrupted `optimise` continues: its checkpoints are kept for exactly that."""
-    if getattr(args, "command", None) != "optimise":
-        return ""
-    out = f" --out {shlex.quote(args.out)}" if args.out else ""
-    return f"; `paretosched optimise {shlex.quote(args.study)}{out} --resume` continues the run"
 
 
 def _seed(text: str) -> int:
@@ -282,7 +273,7 @@ def _guarded(args: argparse.Namespace) -> int:
         terminated = isinstance(exc, _Terminated)
         resume = getattr(exc, "resume_command", None)  # optimise: the command that continues the run
         print(f"paretosched: {'terminated' if terminated else 'interrupted'}"
-              + (f"; resume with: {resume}" if resume else _resume_hint(args)), file=sys.stderr)
+              + (f"; resume with: {resume}" if resume else ""), file=sys.stderr)
         return 143 if terminated else 130
     except BrokenPipeError:
         # output piped into `head` and closed early: not an error of ours

@@ -67,7 +67,7 @@ def test_reliability_doc_names_analytic_evaluators_that_exist() -> None:
         assert callable(getattr(analytic, name, None)), f"docs/reliability.md names analytic:{name}"
 
 
-def test_an_interrupted_optimise_says_how_to_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_optimise_interrupted_before_its_run_directory_names_no_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import paretosched.commands.optimise as command
 
     def interrupted(*_: Any, **__: Any) -> int:
@@ -76,7 +76,9 @@ def test_an_interrupted_optimise_says_how_to_resume(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(command, "run_optimise", interrupted)
     code, err = _cli("optimise", "my study.yaml", "--out", "runs/x")
     assert code == 130
-    assert err == "paretosched: interrupted; `paretosched optimise 'my study.yaml' --out runs/x --resume` continues the run\n"
+    # nothing to resume yet: the hint comes from the search once the run directory exists
+    # (tests/search/test_rundir_safety.py::test_ctrl_c_says_the_command_that_resumes)
+    assert err == "paretosched: interrupted\n"
 
 
 def test_simulate_refuses_provenance_seeds_listed_twice(tmp_path: Path) -> None:
