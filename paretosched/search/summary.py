@@ -62,8 +62,8 @@ class Summary:
     versions: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     format: int = 1
-    reference: str | None = None  # the baseline the verdicts and % columns measure against (written when set)
-    constraints: list[str] = field(default_factory=list)  # the study's constraints' labels (written when any)
+    reference: str | None = None  # the baseline the verdicts' % columns and the reference point measure against
+    constraints: list[str] = field(default_factory=list)  # the study's constraints, as labels
 
     @property
     def twin(self) -> str | None:
@@ -72,8 +72,7 @@ class Summary:
         return v if isinstance(v, str) else None
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)
-               if not (f.name in ("reference", "constraints") and not getattr(self, f.name))}
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         return out | {"generations": [g.to_json() for g in self.generations],
                       "baselines": {n: b.to_json() for n, b in self.baselines.items()},
                       "recheck": self.recheck.to_json(),
