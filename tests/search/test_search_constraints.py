@@ -107,6 +107,8 @@ def test_max_vs_compares_on_the_same_seeds_and_the_recheck_judges_again(tmp_path
             assert r["constraints"][0] == pytest.approx((r["metrics"]["mean_bsld"] - limit) / limit)
             assert r["constraints"][1] == pytest.approx((0.2 - r["metrics"]["energy_kwh"]) / 0.2)
     s = summary(run)
+    # resampling works on the genomes the front is drawn from: no front point is left on fewer seeds
+    assert all(len(rows[i]["seeds"]) == 4 for i in s["front"])
     assert s["reference"] == "current" and s["constraints"] == ["mean_bsld <= 1.5 x current", "energy_kwh >= 0.2"]
     assert s["reference_point_source"] == "baseline current"
     assert s["reference_point"] == base["objectives"]
