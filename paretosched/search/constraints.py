@@ -136,22 +136,22 @@ class Limits:
             if c.max_vs is None:
                 out.append(relative(v, c.max if c.max is not None else c.min, c.max is not None))  # type: ignore[arg-type]
                 continue
-            ref = baseline_value(c.max_vs, c.metric, row, rows.values())
+            ref = baseline_value(c.max_vs, c.metric, row, rows)
             out.append(None if ref is None else relative(v, (c.factor or 1.0) * ref, True))
         return out
 
 
-def baseline_value(name: str, metric: str, row: Any, rows: Iterable[Any]) -> float | None:
+def baseline_value(name: str, metric: str, row: Any, rows: Mapping[int, Any]) -> float | None:
     """The baseline `name`'s `metric` on the row's seeds: its re-check for a re-check row, its
-    mean over the same seeds otherwise; None when it failed or lacks a seed."""
-    rows = list(rows)
-    base = next((r for r in rows if r.kind == "baseline" and r.name == name), None)
+    mean over the same seeds otherwise; None when it failed or lacks a seed. (Baselines are the
+    log's first rows, so the search for one stops early.)"""
+    base = next((r for r in rows.values() if r.kind == "baseline" and r.name == name), None)
     if base is None:
         return None
     if row.kind == "recheck":
         if row.recheck_of == base.eval_id:
             return (row.metrics or {}).get(metric)
-        base = next((r for r in rows if r.kind == "recheck" and r.recheck_of == base.eval_id), None)
+        base = next((r for r in rows.values() if r.kind == "recheck" and r.recheck_of == base.eval_id), None)
         if base is None or not base.ok or list(base.seeds) != list(row.seeds):
             return None
         return (base.metrics or {}).get(metric)
