@@ -165,3 +165,23 @@ def test_a_run_with_constraints_killed_and_resumed_logs_the_same_rows(tmp_path, 
         assert stable_rows(cut) == stable_rows(ref)
         assert any(r.get("constraints") for r in stable_rows(cut))
         assert summary(cut)["recheck"] == summary(ref)["recheck"]
+
+
+def test_the_progress_line_shows_one_front_points_own_values(tmp_path):
+    import io
+
+    from paretosched.search.progress import Progress
+    from paretosched.search.runlog import Generation
+
+    run = run_quiet(_study(tmp_path), tmp_path / "run")
+    rows = {r["eval_id"]: r for r in log_json(run)}
+    last = summary(run)["generations"][-1]
+    p = last["point"]
+    assert p["eval_id"] in summary(run)["front"] and p["feasible"] is True
+    assert {o: p[o] for o in ("energy_kwh", "mean_bsld")} == rows[p["eval_id"]]["objectives"]  # one point's values
+    out = io.StringIO()
+    Progress("s", None, quiet=True, stream=out).update(60, Generation(0, 60, 60, 0, 1.0, 3, last["best"], point=p))
+    line = out.getvalue()
+    assert f"front 3, eval {p['eval_id']}: energy_kwh={p['energy_kwh']:.4g} mean_bsld={p['mean_bsld']:.4g}" in line
+    if last["best"] != {o: p[o] for o in ("energy_kwh", "mean_bsld")}:  # the bests come from other points
+        assert f"energy_kwh={last['best']['energy_kwh']:.4g} mean_bsld={last['best']['mean_bsld']:.4g}" not in line
