@@ -63,7 +63,7 @@ def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Seque
     study with `seeds: 3, seed: <config seed>` evaluates); a list is the seeds themselves (`[3]`
     is seed 3); None is an export's provenance seeds, else the config's `seed`.
     """
-    from paretosched.sim.metrics import mean_metrics
+    from paretosched.sim.engine.metrics import mean_metrics
     from paretosched.sim.run import prepare, simulate as simulate_one, window_note
 
     cfg = as_config(config)

@@ -250,7 +250,7 @@ def test_safe_patterns_still_map_nodes(tmp_path):
 
 
 def test_a_hostlist_is_counted_before_it_is_expanded(monkeypatch):
-    from paretosched.sim.slurm import hostlist
+    from paretosched.sim.readers.slurm import hostlist
 
     def never(name):
         raise AssertionError("expanded before counting")
@@ -283,7 +283,7 @@ def test_freq_below_f_min_is_noted_once(tmp_path):
 
 
 def test_require_finite_names_the_metric():
-    from paretosched.sim.platform import load_platform
+    from paretosched.sim.readers.platform import load_platform
     from paretosched.sim.run import require_finite
 
     with pytest.raises(UserError, match="mean_power_w = nan"):

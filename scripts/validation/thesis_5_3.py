@@ -19,7 +19,7 @@ import dataclasses
 import statistics
 from pathlib import Path
 
-from paretosched.sim.platform import load_platform
+from paretosched.sim.readers.platform import load_platform
 from paretosched.sim.run import prepare, simulate
 from thesis_common import REPO, configs, print_ratios, seed_ratios, with_progress
 

@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
-from paretosched.sim import backfill, easycount
+from paretosched.sim.backfill import easy, easy_count
 from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected
-from paretosched.sim.platform import build_platform, load_platform_spec
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from tests.sim.test_invariants import platforms, workloads
 
-REAL = backfill.reservation  # hypothesis reuses the fixture across examples: never wrap a wrapper
+REAL = easy.reservation  # hypothesis reuses the fixture across examples: never wrap a wrapper
 
 
 def _binding(twin, caps: dict[int, int]) -> dict[int, int]:
@@ -25,7 +25,7 @@ def _binding(twin, caps: dict[int, int]) -> dict[int, int]:
 
 
 def _held_checked(monkeypatch, calls: list[int]) -> None:
-    """Check the counted pass (one-core processors, `easycount.backfill_counted`) at its reservation
+    """Check the counted pass (one-core processors, `easy_count.backfill_counted`) at its reservation
     and after every start against the general pass's caps, updated as `backfill` updates them."""
     ref_caps: dict[int, int] = {}
     ranked: list = []  # the pass's ranking, fixed at its reservation (as the pass's own)
@@ -50,8 +50,8 @@ def _held_checked(monkeypatch, calls: list[int]) -> None:
             for ff in twin.sched_state.get("first_free", {}).values():
                 assert ff.first() == next(i for i, p in enumerate(ff.ranked) if p.free)
         want = _binding(twin, ref_caps)
-        assert _binding(twin, easycount.held_caps(ranked, held)) == want
-        assert twin.free_total - held == backfill._long_capacity(twin, ref_caps)
+        assert _binding(twin, easy_count.held_caps(ranked, held)) == want
+        assert twin.free_total - held == easy._long_capacity(twin, ref_caps)
 
     monkeypatch.setattr(easycount, "CHECK", check)
 
@@ -177,7 +177,7 @@ def test_finished_twins_are_collected(backfilling):
     # EASY run (each RL episode, each evaluation) stayed in memory
     import gc
 
-    from paretosched.sim.twin import Twin
+    from paretosched.sim.engine.twin import Twin
 
     cfg = config_from_dict({"platform": "homogeneous-64", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 200},
                             "scheduler": {"job_policy": "first", "backfilling": backfilling}})

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import RESOURCE_POLICIES, config_from_dict
-from paretosched.sim.workload import MIN_RUN_S
+from paretosched.sim.readers.workload import MIN_RUN_S
 from tests.sim.test_fcfs_reference import submit_times
 from tests.sim.test_invariants import check_reservations_kept
 from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected

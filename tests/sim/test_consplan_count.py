@@ -1,4 +1,4 @@
-"""`consplan`'s hand-written shortcuts against the plain walks they replace."""
+"""`backfill/conservative/plan.py`'s hand-written shortcuts against the plain walks they replace."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from paretosched.sim.consplan import _earliest, limits_in_rank
+from paretosched.sim.backfill.conservative.plan import _earliest, limits_in_rank
 
 
 def _walk(members: list[list[SimpleNamespace]], cap: list[int]) -> dict[int, int]:

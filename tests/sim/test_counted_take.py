@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
-from paretosched.sim import policies
+from paretosched.sim.placement import policies
 from paretosched.sim.run import prepare, simulate
-from paretosched.sim.state import build_state
-from paretosched.sim.taking import take
+from paretosched.sim.engine.state import build_state
+from paretosched.sim.placement.taking import take
 
 
 class _Job:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
 from paretosched.sim.run import simulate
-from paretosched.sim.workload import MIN_RUN_S
+from paretosched.sim.readers.workload import MIN_RUN_S
 
 
 def textbook_fcfs(jobs: list[dict], n: int) -> list[float]:

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
-from paretosched.sim.platform import build_platform, load_platform_spec
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from paretosched.errors import UserError
 from paretosched.sim.run import simulate as _simulate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paretosched.sim.metrics import METRIC_NAMES
+from paretosched.sim.engine.metrics import METRIC_NAMES
 from tests.sim.test_handworked import DUAL_CORE  # one dual-core processor, 24 GB/s
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import paretosched.sim.twin as twin_mod
+import paretosched.sim.engine.twin as twin_mod
 from paretosched.config import config_from_dict
-from paretosched.sim.platform import fits_factory
+from paretosched.sim.readers.platform import fits_factory
 from paretosched.sim.run import prepare
 from paretosched.sim.schedulers import build_scheduler
-from paretosched.sim.twin import ClockStuck, Twin, make_rng
-from paretosched.sim.workload import build_jobs
+from paretosched.sim.engine.twin import ClockStuck, Twin, make_rng
+from paretosched.sim.readers.workload import build_jobs
 
 
 def _twin(jobs: list[dict]) -> tuple[Twin, object]:

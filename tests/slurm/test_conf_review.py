@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from paretosched.errors import UserError
-from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
-from paretosched.sim.slurm.platform_import import platform_from_conf
+from paretosched.sim.readers.slurm.conf import load_cpu_map, read_slurm_conf
+from paretosched.sim.readers.slurm.platform_import import platform_from_conf
 
 
 def test_a_conf_without_nodes_names_its_own_file(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 
 from paretosched.cli import main
 from paretosched.errors import UserError
-from paretosched.sim.slurm.sacct import DUPLICATE, parse_timelimit, read_sacct
+from paretosched.sim.readers.slurm.sacct import DUPLICATE, parse_timelimit, read_sacct
 
 HEAD = "JobIDRaw|Submit|Start|End|Timelimit|NCPUS|NNodes|ReqMem|State|User"
 T = "2024-01-01T10:00:00"

@@ -81,10 +81,10 @@ def sacct_dump(results: list[dict[str, Any]], t0_epoch: int, workload: dict[str,
 
 def twin_inputs(record: str | Path, tmp: Path) -> tuple[dict[str, Any], list[str]]:
     """The config dict the twin runs (platform and scheduler from slurm.conf, workload from the dump)."""
-    from paretosched.sim.slurm.conf import CpuMap, load_library, read_slurm_conf
-    from paretosched.sim.slurm.platform_import import platform_from_conf
-    from paretosched.sim.slurm.sacct import read_sacct, write_swf
-    from paretosched.sim.slurm.sched_import import scheduler_from_conf
+    from paretosched.sim.readers.slurm.conf import CpuMap, load_library, read_slurm_conf
+    from paretosched.sim.readers.slurm.platform_import import platform_from_conf
+    from paretosched.sim.readers.slurm.sacct import read_sacct, write_swf
+    from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
 
     meta, results = load_record(record)
     conf = read_slurm_conf([str(Path(record) / "slurm.conf")])
