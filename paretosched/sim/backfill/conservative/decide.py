@@ -41,7 +41,7 @@ from paretosched.sim.backfill.conservative.kept import still_fresh, verify_stuck
 from paretosched.sim.backfill.conservative.kept import verify_free as _verify_free
 from paretosched.sim.backfill.conservative.kept import verify_profile as _verify_profile
 from paretosched.sim.backfill.conservative.kept import verify_totals as _verify_totals
-from paretosched.sim.backfill.conservative.plan import Plan, count_pass, hold_end, take_counts, wake
+from paretosched.sim.backfill.conservative.plan import Hold, Plan, Reservation, count_pass, hold_end, take_counts, wake
 from paretosched.sim.backfill.conservative.profile import Profile, carry
 from paretosched.sim.backfill.conservative.slots import CORES, least
 from paretosched.sim.backfill.end_order import end_order
@@ -87,9 +87,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     res = plan.res
     # a reservation whose start has passed (jobs overran) is made afresh: not held
     # (a dropped hold gives its cores back)
-    passed = [(now, job.size) for job, r in res.items() if r[0] < now]
+    passed = [(now, job.size) for job, r in res.items() if r.start < now]
     plan.given.extend(passed)
-    holds = [r[:6] for r in res.values() if r[0] >= now]
+    holds = [r for r in res.values() if r.start >= now]
     kept, cache.kept = cache.kept, None
     # (a profile still holding a reservation whose start passed is not the one to use again)
     if kept is not None and not compress and not passed and still_fresh(kept, cache, twin, now, order.est, holds):
@@ -115,7 +115,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         old = res.get(job)
         found = lazy = None
         if old is not None:
-            t0, t1 = old[0], old[1]
+            t0, t1 = old.start, old.end
             if t0 > twin.now and not broken:
                 if not compress:
                     continue  # nothing ended or began since the last decision: it cannot move
@@ -129,7 +129,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                         verify_stuck(prof, job, old, before, slowest)
                     continue  # no start before its slot had its cores, and too few were given back since
                 # its own reservation counted as free (what giving it back would make the totals)
-                own = (before, bisect_left(prof.times, t1, lo=before), old[6])
+                own = (before, bisect_left(prof.times, t1, lo=before), old.hold.dense)
                 most, first, below = prof.core_bound(size, job.req_ops / slowest, before, own)
                 if most < size:
                     stuck[job] = (len(plan.given), most)
@@ -140,8 +140,8 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
                 if not found[0]:
                     stuck[job] = (len(plan.given), max(found[2]))
                     continue  # no start before its slot has the cores (all groups together, or sampled)
-            vec = old[2:7]
-            if found is not None and not len(vec[2]):
+            vec = old.hold
+            if found is not None and not len(vec.nodes):
                 # a kept job searched: its cores given back in the matrix alone while its rows are
                 # counted, and in the totals once one has the cores (a third that find none take
                 # them back with one update, no row split looked up and no totals walked twice)
@@ -150,11 +150,11 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             elif t0 >= now:
                 prof.hold(t0, t1, vec, size, sign=-1)
         longest = job.req_ops / slowest
-        if old is not None and old[0] == now and not broken:
+        if old is not None and old.start == now and not broken:
             # due now: it starts on the groups it was planned on, so it runs no longer than the plan
             # holds (the cores of another group could be slower, and later plans start at its end)
-            j = max(bisect_left(prof.times, old[1], lo=1), 1)
-            if _start_now(twin, rsel, prof, plan, job, np.minimum(prof.cores[0:j].min(axis=0), vec[4]),
+            j = max(bisect_left(prof.times, old.end, lo=1), 1)
+            if _start_now(twin, rsel, prof, plan, job, np.minimum(prof.cores[0:j].min(axis=0), vec.dense),
                           prof.mem_cap(0, j)):
                 res.pop(job, None)
                 stuck.pop(job, None)
@@ -168,10 +168,10 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         else:
             short = [-1] * len(prof.times)
             start = 0
-            if broken and old is not None and old[0] > now:
+            if broken and old is not None and old.start > now:
                 # placed afresh: a start before its old slot (its own cores given back) first
                 # needs a stretch that every such start spans to have the cores (mostly none has)
-                start = bisect_left(prof.times, old[0])
+                start = bisect_left(prof.times, old.start)
                 bound, first, below = prof.core_bound(size, longest, start, None)
                 start, most = (start, bound) if bound < size else (first, below)
             slots = prof.earliest(size, longest, short, start)
@@ -201,17 +201,17 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             twin.note_reservation(job, t)
             t_end = hold_end(t, job.req_ops / min(group_speed[g] for g, _, _ in take))
             vec = _take_vec(take, job.mem, len(group_node))
-            res[job] = (t, t_end, *vec)
+            res[job] = Reservation(t, t_end, vec)
             prof.hold(t, t_end, vec, size, row=i)
             placed = i
             break
-        held = old is not None and old[0] >= now
+        held = old is not None and old.start >= now
         if lazy is not None:
             prof.cores[lazy[0]:lazy[1]] -= lazy[2]  # no row had its cores: it stays
         elif placed < 0 and held:
-            prof.hold(old[0], old[1], vec, size)  # no earlier slot: it stays
+            prof.hold(old.start, old.end, vec, size)  # no earlier slot: it stays
         elif placed >= 0 and held:
-            plan.given.append((old[0], size))  # its old slot is free
+            plan.given.append((old.start, size))  # its old slot is free
         if placed == 0:
             stuck.pop(job, None)
         elif job in res:
@@ -221,7 +221,7 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             stuck[job] = (len(plan.given), most)
     if cache.verify:
         _verify_totals(prof)
-    prof.held = {j: r for j, r in res.items() if r[0] >= now}
+    prof.held = {j: r for j, r in res.items() if r.start >= now}
     cache.kept = prof
     wake(twin, plan)
 
@@ -250,12 +250,12 @@ def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, jo
     plan.release[job] = t_end
     vec = _vec([(prof.group_of[p.idx], p.node, k) for p, k in alloc], job.mem, len(prof.members))
     prof.hold(twin.now, t_end, vec, job.size)
-    prof.started.append((t_end, vec[4]))
+    prof.started.append((t_end, vec.dense))
     return True
 
 
-def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[Any, Any, Any, Any, Any]:
-    """(groups, cores, nodes, memory) arrays of (group, node, cores) triples, each group and node
+def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> Hold:
+    """The `Hold` (groups, cores, nodes, memory arrays) of (group, node, cores) triples, each group and node
     once, and the cores as a row of all `n_groups` groups (what a profile adds and takes)."""
     by_group: dict[int, int] = {}
     by_node: dict[int, float] = {}
@@ -267,10 +267,11 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[
     ks = np.fromiter(by_group.values(), CORES, len(by_group))
     dense = np.zeros(n_groups, dtype=CORES)
     dense[gs] = ks
-    return gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)), dense
+    return Hold(gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)),
+                dense)
 
 
-def _take_vec(take: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tuple[Any, Any, Any, Any, Any]:
+def _take_vec(take: list[tuple[int, Any, int]], mem: float, n_groups: int) -> Hold:
     """`_vec` of a take (`take_counts`: each group once) for a job without memory, without
     summing per group and node."""
     if mem > 0:
@@ -279,7 +280,7 @@ def _take_vec(take: list[tuple[int, Any, int]], mem: float, n_groups: int) -> tu
     ks = np.array([k for _, _, k in take], dtype=CORES)
     dense = np.zeros(n_groups, dtype=CORES)
     dense[gs] = ks
-    return gs, ks, _NO_NODES, _NO_MEM, dense
+    return Hold(gs, ks, _NO_NODES, _NO_MEM, dense)
 
 
 # a job without memory holds none on any node (shared: never written)

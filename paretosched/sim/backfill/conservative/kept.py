@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.backfill.conservative.plan import Plan
+from paretosched.sim.backfill.conservative.plan import Plan, Reservation
 from paretosched.sim.backfill.conservative.profile import whole
 from paretosched.sim.backfill.conservative.slots import CORES
 from paretosched.sim.engine.state import ProcState
@@ -78,11 +78,12 @@ class Cache:
             # a reservation's groups are renumbered by their keys (speed, node)
             res = self.plan.res
             for job, r in res.items():
-                if len(r) == 7:  # (`count_pass` keeps plain counts)
-                    gs = np.fromiter((key_group[old_keys[g]] for g in r[2].tolist()), np.int64, len(r[2]))
+                if isinstance(r, Reservation):  # (`count_pass` keeps plain counts)
+                    h = r.hold
+                    gs = np.fromiter((key_group[old_keys[g]] for g in h.groups.tolist()), np.int64, len(h.groups))
                     dense = np.zeros(len(members), dtype=CORES)
-                    dense[gs] = r[3]
-                    res[job] = (r[0], r[1], gs, *r[3:6], dense)
+                    dense[gs] = h.cores
+                    res[job] = r._replace(hold=h._replace(groups=gs, dense=dense))
             self._parts.clear()
             self.plan.stuck.clear()
             self.kept = None
@@ -250,7 +251,7 @@ class Releases:
 
 
 def still_fresh(prof: Any, cache: Any, twin: Twin, now: float, est: dict[Any, float],
-                 holds: list[Any]) -> bool:
+                 holds: list[Reservation]) -> bool:
     """Whether the profile the last decision left, its first step moved to `now`, is the one a
     build would make now (then it is moved). The caller knows that no job began, ended or was
     re-timed since; here: no processor or node changed either (power states), memory is one row,
@@ -259,21 +260,21 @@ def still_fresh(prof: Any, cache: Any, twin: Twin, now: float, est: dict[Any, fl
     if prof.mem is not None or not cache.quiet() or (len(times) > 1 and times[1] <= now):
         return False
     rel = cache.releases(twin, est)
-    if rel is None or any(h[0] <= now for h in holds):
+    if rel is None or any(h.start <= now for h in holds):
         return False
-    steps = sorted(set(rel.by_end).union([h[1] for h in holds], [h[0] for h in holds]))
+    steps = sorted(set(rel.by_end).union([h.end for h in holds], [h.start for h in holds]))
     if steps != times[1:]:
         return False
     times[0] = now
     return True
 
 
-def verify_stuck(prof: Any, job: Any, old: tuple[Any, ...], before: int, slowest: float) -> None:
+def verify_stuck(prof: Any, job: Any, old: Reservation, before: int, slowest: float) -> None:
     """Check, the slow way, that a job skipped as stuck has no start before its slot with enough
     cores in its groups (tests set `_Cache.verify`)."""
     cores = prof.cores.copy()
-    a, b = bisect_left(prof.times, old[0]), bisect_left(prof.times, old[1])
-    cores[a:b, old[2]] += old[3]  # its own reservation counts as free while it looks
+    a, b = bisect_left(prof.times, old.start), bisect_left(prof.times, old.end)
+    cores[a:b, old.hold.groups] += old.hold.cores  # its own reservation counts as free while it looks
     longest = job.req_ops / slowest
     for i in range(before):
         n = int(cores[i:prof.window(i, longest)].min(axis=0).sum())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from paretosched.sim.backfill.end_order import end_order
 from paretosched.sim.placement.policies import JobSelector, ResourceSelector
@@ -29,13 +29,37 @@ if TYPE_CHECKING:
 TRIM_GIVEN = 4096
 
 
+class Hold(NamedTuple):
+    """The cores (and memory) a job holds in a group profile, each group and node once."""
+
+    groups: Any  # the processor groups (int64 array)
+    cores: Any   # the cores on each of them
+    nodes: Any   # the nodes it holds memory on (int64 array; empty for a job without memory)
+    mem: Any     # the memory on each of them (MB)
+    dense: Any   # the cores as a row of all groups: what a profile adds and takes in one update
+
+
+class Reservation(NamedTuple):
+    """A queued job's kept slot on processor groups (`conservative`)."""
+
+    start: float
+    end: float
+    hold: Hold
+
+
+class Counted(NamedTuple):
+    """A queued job's kept slot in plain counts (`count_pass`: one group, no memory)."""
+
+    start: float
+    end: float
+    size: int
+
+
 class Plan:
-    """The reservations kept between decisions: job -> (start, end, cores, 0.0) in `count_pass`,
-    (start, end, groups, cores per group, nodes, memory per node, cores as a row of all groups) in
-    `conservative`."""
+    """The reservations kept between decisions, job -> `Reservation` (or `Counted` in `count_pass`)."""
 
     def __init__(self) -> None:
-        self.res: dict[Any, tuple[float, float, Any, float]] = {}
+        self.res: dict[Any, Any] = {}  # job -> Reservation (Counted in `count_pass`): one kind per twin
         self.slowest: float | None = None
         self._marks: dict[Any, None] | None = None
         # cores given back in the profile, as (from when, cores): jobs that ended early or now
@@ -119,7 +143,7 @@ class Plan:
         if res:
             queued = set(queue)
             for job in [j for j in res if j not in queued]:
-                self.given.append((res.pop(job)[0], job.size))
+                self.given.append((res.pop(job).start, job.size))
                 self.stuck.pop(job, None)
 
 
@@ -172,7 +196,7 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
         else:
             overrun += job.size
     held_now = 0
-    for t0, t1, size, _ in res.values():
+    for t0, t1, size in res.values():  # (`Counted`: one group, plain counts)
         if t0 > now:
             delta[t0] = get(t0, 0) - size
             delta[t1] = get(t1, 0) + size
@@ -203,14 +227,14 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
     most = 0
     for job in jsel.order(twin.queue):
         old = res.get(job)
-        if old is not None and not compress and old[0] > now and not broken:
+        if old is not None and not compress and old.start > now and not broken:
             continue
         size = job.size
         m = len(times)
         before = m
         o0 = o1 = m  # the rows the job's own reservation holds (none)
         if old is not None:
-            t0, t1 = old[0], old[1]
+            t0, t1 = old.start, old.end
             if t0 > now and not broken:
                 before = bisect_left(times, t0)
                 if before > seen:
@@ -255,7 +279,7 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
             t = times[found]
             twin.note_reservation(job, t)
             t_end = hold_end(t, duration)
-            res[job] = (t, t_end, size, 0.0)
+            res[job] = Counted(t, t_end, size)
             hold(t, t_end, size, found)
     wake(twin, plan)
 
@@ -292,7 +316,7 @@ def wake(twin: Twin, plan: Plan) -> None:
     """A decision at the earliest reservation: when running jobs overrun their estimates (or a
     job of no duration ends at once), nothing else may happen at that time."""
     if plan.res:
-        twin.wake_at(min([r[0] for r in plan.res.values()]))
+        twin.wake_at(min([r.start for r in plan.res.values()]))
 
 
 def _split(times: list[float], free: list[int], t: float) -> int:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from paretosched.sim.backfill.conservative.plan import limits_in_rank
+from paretosched.sim.backfill.conservative.plan import Hold, Reservation, limits_in_rank
 from paretosched.sim.backfill.conservative.slots import CORES, Search, add
 from paretosched.sim.backfill.end_order import end_order
 
@@ -54,7 +54,7 @@ class Profile(Search):
 
     flat_mem = True  # tests: off builds every memory profile as a matrix
 
-    def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Any], kept: bool = True) -> None:
+    def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Reservation], kept: bool = True) -> None:
         now = twin.now
         order = end_order(twin)
         self.bounded = not order.unbounded_mem
@@ -67,8 +67,8 @@ class Profile(Search):
         ends = {max(now, e) for e in rel.by_end} if rel is not None else {max(now, est[j]) for j in running}
         # row 0 holds what is free now; jobs past their estimate release at `now` too, but in a
         # row of their own after it (they hold their cores until they really end); the kept
-        # reservations (`holds`: start, end, then `_vec`'s arrays) are held here in one go
-        later = {h[1] for h in holds} | {h[0] for h in holds if h[0] > now}
+        # reservations (`holds`) are held here in one go
+        later = {h.end for h in holds} | {h.start for h in holds if h.start > now}
         self.times = [now] + sorted(ends | later)
         row = {t: i for i, t in enumerate(self.times) if i}
         group_of = self.group_of
@@ -78,7 +78,7 @@ class Profile(Search):
         # memory per node is flat (every row what is free now) while no running job and no hold
         # has any: then it is kept as that one row (`mem_row`) and made a matrix on the first hold
         # that has memory (`hold`), the same floats a full build gives
-        flat = self.bounded and self.flat_mem and not any(len(h[4]) for h in holds)
+        flat = self.bounded and self.flat_mem and not any(len(h.hold.nodes) for h in holds)
         mem = np.zeros((m, len(twin.nodes))) if self.bounded and not flat else None
         # every release and hold as (row, column, amount), added in one call each: np.add.at adds
         # in index order, the order the per-part loop it replaces used (so every float is the same)
@@ -119,18 +119,18 @@ class Profile(Search):
         else:
             self.mem_now = None
         if holds:
-            a = [0 if h[0] <= now else row[h[0]] for h in holds]
-            b = [row[h[1]] for h in holds]
-            n = [len(h[2]) for h in holds]
-            gs = np.concatenate([h[2] for h in holds])
-            ks = np.concatenate([h[3] for h in holds])
+            a = [0 if h.start <= now else row[h.start] for h in holds]
+            b = [row[h.end] for h in holds]
+            n = [len(h.hold.groups) for h in holds]
+            gs = np.concatenate([h.hold.groups for h in holds])
+            ks = np.concatenate([h.hold.cores for h in holds])
             np.add.at(cores, (np.concatenate((np.array(rc, dtype=np.intp), np.repeat(a, n), np.repeat(b, n))),
                               np.concatenate((np.array(gc, dtype=np.intp), gs, gs))),
                       np.concatenate((np.array(kc, dtype=CORES), -ks, ks)))
             if mem is not None:
-                n = [len(h[4]) for h in holds]
-                nodes = np.concatenate([h[4] for h in holds])
-                memk = np.concatenate([h[5] for h in holds])
+                n = [len(h.hold.nodes) for h in holds]
+                nodes = np.concatenate([h.hold.nodes for h in holds])
+                memk = np.concatenate([h.hold.mem for h in holds])
                 np.add.at(mem, (np.concatenate((np.array(rm, dtype=np.intp), np.repeat(a, n), np.repeat(b, n))),
                                 np.concatenate((np.array(nm, dtype=np.intp), nodes, nodes))),
                           np.concatenate((np.array(vm, dtype=float), -memk, memk)))
@@ -184,13 +184,13 @@ class Profile(Search):
             self.mem = np.concatenate((mm[:i], mm[i - 1:i], mm[i:]))
         return i
 
-    def hold(self, t0: float, t1: float, vec: Any, size: int, sign: int = 1, row: int | None = None) -> None:
-        """Take (sign 1) or give back (-1) `vec` (`_vec`'s arrays, `size` cores in all) over
+    def hold(self, t0: float, t1: float, vec: Hold, size: int, sign: int = 1, row: int | None = None) -> None:
+        """Take (sign 1) or give back (-1) `vec` (`size` cores in all) over
         [t0, t1), from row `row` when given (a row of jobs past their estimate shares now with
         row 0), else from `t0`'s row (row 0 for a reservation that is due)."""
         start = row if row is not None else 0 if t0 <= self.times[0] else self.split(t0)
         end = self.split(t1)
-        nodes, memk, dense = vec[2:5]  # a whole-row update with the cores as a dense row costs a
+        nodes, memk, dense = vec.nodes, vec.mem, vec.dense  # a whole-row update with the cores as a dense row costs a
         # third of a fancy-indexed one
         if sign > 0:
             self.cores[start:end] -= dense
@@ -229,7 +229,7 @@ class Profile(Search):
         return limits_in_rank(self.members, cap.tolist(), short.tolist())
 
 
-def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]], est: dict[Any, float]) -> Profile | None:
+def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, Reservation], est: dict[Any, float]) -> Profile | None:
     """The profile a build would make now, from `kept` (the last decision's, after its pass) and the
     changes since; None where it cannot be carried (then build)."""
     if kept.mem is not None or kept.held is None or not kept.whole:
@@ -246,15 +246,15 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
     due = []
     added = []
     for job, r in res.items():
-        t0 = r[0]
+        t0 = r.start
         if t0 >= now:
             starts.append(t0)
-            ends.append(r[1])
+            ends.append(r.end)
             if t0 == now:
-                due.append(r[6])
+                due.append(r.hold.dense)
             if held.get(job) is not r:
                 added.append(r)
-    if kept.bounded and any(len(r[4]) for r in added):
+    if kept.bounded and any(len(r.hold.nodes) for r in added):
         return None  # memory held in the future: a build makes it a matrix (`kept`'s hold none)
     # a build's steps: every estimated end and reservation start and end after now, and now again
     # (a row of its own) if a running job's estimated end has passed
@@ -280,10 +280,10 @@ def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, tuple[Any, ...]]
     for t_end, dense in kept.started:  # held from its start to its planned end: now a running job
         _shift(cores, times, None, t_end, dense, 1)
     for job, r in held.items():
-        if res.get(job) is not r or r[0] < now:  # dropped (or made afresh) since
-            _shift(cores, times, r[0], r[1], r[6], 1)
+        if res.get(job) is not r or r.start < now:  # dropped (or made afresh) since
+            _shift(cores, times, r.start, r.end, r.hold.dense, 1)
     for r in added:
-        _shift(cores, times, r[0], r[1], r[6], -1)
+        _shift(cores, times, r.start, r.end, r.hold.dense, -1)
     prof = object.__new__(Profile)
     prof.bounded = kept.bounded
     prof.group_of, prof.members = kept.group_of, kept.members
