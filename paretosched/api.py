@@ -94,7 +94,7 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
     return _said(run)
 
 
-def _optimise(study: Study | dict[str, Any] | Path, out: Path | None, workers: int | None, resume: bool,
+def _optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None, workers: int | None, resume: bool,
               dask: str | None, quiet: bool) -> Run:
     from paretosched.search.optimise import optimise as run_study
 

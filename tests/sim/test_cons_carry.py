@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
+from paretosched.sim.backfill.conservative import decide as cons
 from paretosched.sim.backfill.conservative import kept as kept_module
 from paretosched.sim.backfill.conservative import profile as profile_module
-from paretosched.sim.backfill.conservative import decide as cons
-from paretosched.sim.readers import workload
 from paretosched.sim.backfill.conservative.kept import Releases
+from paretosched.sim.readers import workload
 from tests.sim.test_invariants import loose_jobs, platforms, simulate
 
 real_carry = profile_module.carry
@@ -64,7 +64,8 @@ def _bundled(job_policy: str, resource_policy: str, interference: str, levers: d
                                            "backfilling": "conservative", **(levers or {})}})
 
 
-@pytest.mark.parametrize("pair", [("first", "high_gflops", "thesis", None), ("shortest", "low_power", "proportional", None),
+@pytest.mark.parametrize("pair", [("first", "high_gflops", "thesis", None), ("shortest", "low_power", "proportional",
+                                                                             None),
                                   ("first", "high_gflops", "thesis", {"power_off_idle_s": 0.0, "boot_s": 30.0})])
 def test_profiles_carried_on_a_trace(pair, monkeypatch):
     # the bundled HPC2N window on gaia-mini with memory dropped: most profiles carried, each equal

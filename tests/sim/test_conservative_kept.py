@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
 from paretosched.sim.backfill.conservative import decide as cons
 from paretosched.sim.backfill.conservative import profile
-from paretosched.sim.readers import workload
 from paretosched.sim.backfill.conservative.kept import Releases
+from paretosched.sim.readers import workload
 from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from tests.sim.test_invariants import loose_jobs, platforms, simulate, workloads
 

@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
-from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from paretosched.sim.backfill.conservative import decide as cons
 from paretosched.sim.backfill.conservative.plan import Plan
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from tests.sim.test_invariants import platforms, simulate, workloads
 
 
@@ -123,8 +123,8 @@ def test_the_check_catches_totals_left_behind(monkeypatch):
     # (`Profile.give_totals`): skip that and the totals checked against the matrix after each pass
     # disagree, or a later job is skipped on totals too low (memory dropped: a reservation holding
     # memory is given back whole at once)
-    from paretosched.sim.readers import workload
     from paretosched.sim.backfill.conservative.profile import Profile
+    from paretosched.sim.readers import workload
 
     monkeypatch.setattr(workload, "_mem_mb", lambda raw, i: 0.0)
     monkeypatch.setattr(Profile, "give_totals", lambda self, a, b, size: None)

@@ -36,8 +36,8 @@ def test_lockstep_end_is_raw_end(interference, backfilling, monkeypatch):
 def test_independent_progress_keeps_the_pass_over_parts():
     cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 5},
                             "model": {"progress": "independent"}, "scheduler": {"backfilling": "easy"}})
-    from paretosched.sim.run import prepare
     from paretosched.sim.engine.twin import Twin
+    from paretosched.sim.run import prepare
 
     prep = prepare(cfg)
     twin = Twin(prep.platform, [], cfg.model, cfg.scheduler)

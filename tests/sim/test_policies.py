@@ -12,7 +12,8 @@ from tests.sim.test_invariants import _random_run
 from tests.sim.test_invariants import simulate as simulate_or_reject  # drawn runs where no job fits: rejected
 
 # one processor of 1 core and one of 3 cores (same speed and power)
-PLAT = {"name": "t", "node_types": {"n": {"processors": {"a": 1, "b": 1}}}, "clusters": [{"name": "c", "nodes": {"n": 1}}],
+PLAT = {"name": "t", "node_types": {"n": {"processors": {"a": 1, "b": 1}}}, "clusters": [{"name": "c",
+                                                                                          "nodes": {"n": 1}}],
         "processor_types": {"a": {"cores": 1, "clock_ghz": 1, "flops_per_cycle": 1, "power_w": 10},
                             "b": {"cores": 3, "clock_ghz": 1, "flops_per_cycle": 1, "power_w": 30}}}
 
@@ -40,7 +41,8 @@ def _rerank_per_core(sel, job, limits, mem_limits):
     """Reference: before every core, rank all processors by (power rank, -value, idx) from scratch."""
     import math
 
-    from paretosched.sim.placement.taking import power_rank as _power_rank, take_once as _take_once
+    from paretosched.sim.placement.taking import power_rank as _power_rank
+    from paretosched.sim.placement.taking import take_once as _take_once
 
     if _take_once([p for p in sel.procs if p.free], job.size, job.mem, limits, mem_limits) is None:
         return None
@@ -184,9 +186,9 @@ def test_random_job_policy_draws_from_the_runs_stream():
 def test_static_and_dynamic_rankings_on_a_twin():
     import random
 
+    from paretosched.sim.engine.twin import Twin
     from paretosched.sim.placement.policies import resource_selector
     from paretosched.sim.run import prepare
-    from paretosched.sim.engine.twin import Twin
 
     cfg = config_from_dict({"platform": PLAT, "workload": {"jobs": [{"cores": 1, "run_s": 1}]}})
     procs = Twin(prepare(cfg).platform, [], cfg.model, cfg.scheduler).procs

@@ -4,10 +4,11 @@ The blocked head job gets a reservation: the shadow time is the earliest estimat
 running jobs after which the head fits, where a running job's estimated end comes from its
 *requested* operations left and the current speed of its cores (what a real scheduler knows).
 The reserved cores are, preferably, cores those jobs release (then free-now cores), which on a
-homogeneous machine is classic count-based EASY: backfilled jobs may use the "extra" cores. Another queued job may start now if its own estimate (requested time on the
-cores it would get) ends by the shadow time, or if it leaves the reserved cores and the head's
-memory untouched. With exact estimates and no interference the head never starts later than
-its reservation (a tested invariant); with interference, backfilled jobs may slow running ones.
+homogeneous machine is classic count-based EASY: backfilled jobs may use the "extra" cores.
+Another queued job may start now if its own estimate (requested time on the cores it would get)
+ends by the shadow time, or if it leaves the reserved cores and the head's memory untouched.
+With exact estimates and no interference the head never starts later than its reservation (a tested
+invariant); with interference, backfilled jobs may slow running ones.
 
 A pass does not rebuild what it needs: running jobs stay ordered by estimated end, and under a
 static ranking with no memory in play the cores released up to the shadow time are kept between
@@ -56,7 +57,7 @@ def reservation(twin: Twin, head: Any, rsel: ResourceSelector, incremental: bool
     if count_only:
         short = head.size - twin.free_total
         prefix = []
-        for first_try, job in enumerate(order.walk(now)):
+        for first_try, job in enumerate(order.walk(now)):  # noqa: B007 (read after the loop)
             prefix.append(job)
             short -= job.size
             if short <= 0:

@@ -11,14 +11,15 @@ every start, and compares schedules with `backfill.COUNTED` off).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import compress, islice
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from paretosched.sim.backfill.end_order import EndOrder
-    from paretosched.sim.placement.policies import JobSelector, ResourceSelector
     from paretosched.sim.engine.twin import Twin
+    from paretosched.sim.placement.policies import JobSelector, ResourceSelector
 
 # Called after the counted reservation and after each start of `backfill_counted` when set (tests
 # compare the kept count with the general pass's caps): (twin, head, rsel, (shadow, held cores) or None,

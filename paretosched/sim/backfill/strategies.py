@@ -9,7 +9,8 @@ object, built once from the YAML name (`backfill_strategy`), like the job and re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
 
 from paretosched.sim.backfill.easy import backfill
 from paretosched.sim.placement.policies import JobSelector, ResourceSelector
@@ -69,9 +70,9 @@ class Conservative(Backfilling):
         before = len(queue)
         run = self._pass
         if run is None:  # imported on first use: its modules (and numpy's) cost every other run 10 ms
-            from paretosched.sim.backfill.conservative.decide import conservative as run
+            from paretosched.sim.backfill.conservative.decide import conservative
 
-            self._pass = run
+            run = self._pass = conservative
         run(twin, jsel, rsel)
         return before - len(queue)
 

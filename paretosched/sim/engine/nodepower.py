@@ -14,7 +14,8 @@ exactly what they were (no extra hop on the hot path).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from paretosched.sim.engine.state import NodeState, ProcState
 

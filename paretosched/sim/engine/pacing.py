@@ -9,7 +9,8 @@ run as the twin's own methods on the hot path (no extra hop), and twin.py stays 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from paretosched.sim.engine.state import ProcState
 

@@ -10,7 +10,8 @@ bandwidth, every float, are the same. `Starting` is a base class of the Twin, as
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from paretosched.sim.engine.state import Group, NodeState, ProcState
 from paretosched.sim.engine.timeline import Timeline

@@ -27,17 +27,18 @@ from __future__ import annotations
 
 import gc
 import random
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import simpy
 
 from paretosched.sim.engine.nodepower import NodePower
 from paretosched.sim.engine.pacing import Pacing
-from paretosched.sim.readers.platform import Platform
 from paretosched.sim.engine.starting import Starting
 from paretosched.sim.engine.state import NodeState, ProcState, build_state
 from paretosched.sim.engine.timeline import Timeline
+from paretosched.sim.readers.platform import Platform
 
 
 class Twin(Starting, NodePower, Pacing):
@@ -304,7 +305,8 @@ def collector_paused() -> Iterator[None]:
 
 
 def make_rng(seed_seq: Any) -> random.Random:
-    """A fast stdlib RNG seeded from a SeedSequence, sim/seeds.py's or numpy's (policies draw a few numbers per decision)."""
+    """A fast stdlib RNG seeded from a SeedSequence, sim/seeds.py's or numpy's (policies draw a few numbers
+    per decision)."""
     return random.Random(int(seed_seq.generate_state(2, dtype="uint64")[0]))
 
 

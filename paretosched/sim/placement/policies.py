@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from functools import partial
 from operator import attrgetter
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
-from paretosched.sim.placement.spreading import BandwidthSpread, CoreSpread, MemorySpread, SpreadIndex
 from paretosched.sim.engine.state import ProcState
+from paretosched.sim.placement.spreading import BandwidthSpread, CoreSpread, MemorySpread, SpreadIndex
 from paretosched.sim.placement.taking import Alloc, power_rank, take, take_ones
 
 COUNTED_TAKE = True  # the one-core shortcut of `_StaticRanking.allocate` (tests compare schedules without it)

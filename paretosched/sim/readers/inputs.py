@@ -10,7 +10,6 @@ from typing import Any
 from paretosched.config import BUILTIN_PREFIX
 from paretosched.yamlio import did_you_mean
 
-
 # a bundled file's name: no separator, no leading dot, so `builtin:../../etc/passwd` cannot
 # leave the data folder
 _BUNDLED_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from paretosched.errors import UserError
-from paretosched.sim.seeds import Pcg64
 from paretosched.sim.readers.tracefile import file_digest, open_text, path_is_gzip, require_intact_gzip, sacct_reader
+from paretosched.sim.seeds import Pcg64
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
 ACCURACY_VALUES = tuple(round(0.05 * k, 2) for k in range(1, 26))

@@ -20,7 +20,8 @@ At each decision instant (a submission or a completion, as every scheduler of th
    configuring job's end time then; the twin knows the boot's length from the start).
 3. Cores are taken node by node in Weight order (lowest first; `node_order` sets the Weights),
    nodes that are up before booting ones before powered-down ones, as Slurm avoids resuming nodes.
-When the main scheduler and backfill run is `dispatch.py`; power saving is `power.py`; CpuFreqDef sets the twin's DVFS factor (config.SlurmScheduler.freq).
+When the main scheduler and backfill run is `dispatch.py`; power saving is `power.py`; CpuFreqDef sets the
+twin's DVFS factor (config.SlurmScheduler.freq).
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ import numpy as np
 
 from paretosched.errors import UserError
 from paretosched.sim.backfill.easy import estimated_end
+from paretosched.sim.engine.state import NodeState
+from paretosched.sim.placement.taking import power_rank
 from paretosched.sim.readers.slurm.platform_import import node_names
 from paretosched.sim.readers.slurm.weights import node_weights
 from paretosched.sim.slurm.dispatch import Dispatch
 from paretosched.sim.slurm.plan import Profile, take, take_nodes
 from paretosched.sim.slurm.power import PowerSaver
-from paretosched.sim.engine.state import NodeState
-from paretosched.sim.placement.taking import power_rank
 
 
 def _held_until(start: float, end: float) -> float:

@@ -31,7 +31,7 @@ def main() -> None:
     try:
         cl.start()
         cl.cmd(['sbatch', '-N', '2', '-t', '5', '-o', '/dev/null', '--wrap', 'sleep 240'])
-        for i in range(3):
+        for _ in range(3):
             cl.cmd(['sbatch', '-N', '1', '-t', '1', '-o', '/dev/null', '--wrap', 'sleep 5'])
         for wait in (5, 60, 75):
             time.sleep(wait)

@@ -208,9 +208,9 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
         held = old is not None and old.start >= now
         if lazy is not None:
             prof.cores[lazy[0]:lazy[1]] -= lazy[2]  # no row had its cores: it stays
-        elif placed < 0 and held:
+        elif placed < 0 and held and old is not None:
             prof.hold(old.start, old.end, vec, size)  # no earlier slot: it stays
-        elif placed >= 0 and held:
+        elif placed >= 0 and held and old is not None:
             plan.given.append((old.start, size))  # its old slot is free
         if placed == 0:
             stuck.pop(job, None)
@@ -267,8 +267,8 @@ def _vec(parts: list[tuple[int, Any, int]], mem: float, n_groups: int) -> Hold:
     ks = np.fromiter(by_group.values(), CORES, len(by_group))
     dense = np.zeros(n_groups, dtype=CORES)
     dense[gs] = ks
-    return Hold(gs, ks, np.fromiter(by_node, np.int64, len(by_node)), np.fromiter(by_node.values(), float, len(by_node)),
-                dense)
+    nodes = np.fromiter(by_node, np.int64, len(by_node))
+    return Hold(gs, ks, nodes, np.fromiter(by_node.values(), float, len(by_node)), dense)
 
 
 def _take_vec(take: list[tuple[int, Any, int]], mem: float, n_groups: int) -> Hold:

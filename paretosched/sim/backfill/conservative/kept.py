@@ -47,7 +47,7 @@ class Cache:
         self.group_speed: list[float] = []              # each group's speed and node
         self.group_node: list[Any] = []
         self.keys: list[tuple[float, int]] = []         # each group's (speed, node or -1)
-        self._parts: dict[Any, list[tuple[int, int, int, float]]] = {}
+        self._parts: dict[Any, tuple[list[int], list[int], list[int], list[float]]] = {}
         self._free: Any = None  # `free_by_group`'s counts, per processor, and marks
         self._last: list[int] = []
         self._dirty: dict[Any, None] | None = None
@@ -217,12 +217,12 @@ class Releases:
                 e = est[job]
                 vec = self._cores(job)
                 new = of_job[job] = (e, vec)
-                entry = by_end.get(e)
-                if entry is None:
+                at_end = by_end.get(e)
+                if at_end is None:
                     by_end[e] = [vec, 1]
                 else:
-                    entry[0] = entry[0] + vec
-                    entry[1] += 1
+                    at_end[0] = at_end[0] + vec
+                    at_end[1] += 1
                 if job.mem > 0:
                     self.with_mem += 1
                 self.filed += job.size

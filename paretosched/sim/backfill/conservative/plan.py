@@ -293,7 +293,7 @@ def _earliest(times: list[float], free: list[int], size: int, duration: float, b
         if free[i] < size:
             # most rows a scan meets are short: a `for` over them costs fewer bytecodes per row
             # than the `while` (4.3 million rows skipped on the Lublin window)
-            for i in range(i + 1, before):
+            for i in range(i + 1, before):  # noqa: B020 (i goes on from where the scan stood)
                 if free[i] >= size:
                     break
             else:

@@ -12,7 +12,8 @@ few rows at a time, earliest first (`earliest`).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -177,7 +178,8 @@ class Search:
         if rows:
             yield from self._sift(size, rows[::2], rows[1::2], short)
 
-    def _sift(self, size: int, rows: list[int], ends: list[int], short: list[int]) -> Iterator[tuple[int, int, int, Any]]:
+    def _sift(self, size: int, rows: list[int], ends: list[int],
+              short: list[int]) -> Iterator[tuple[int, int, int, Any]]:
         if len(rows) >= SAMPLE_FROM:
             rows, ends = _cut(rows, ends, self.sampled(rows, ends), size, short)
         return self.counts(rows, ends)

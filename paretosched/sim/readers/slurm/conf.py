@@ -270,7 +270,8 @@ MAX_NAME = 64
 
 def _backtracking_risk(pattern: str) -> str | None:
     """Why `pattern` is outside the safe subset above, or None."""
-    from re import _constants as c, _parser as sre  # type: ignore[attr-defined]
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser as sre
 
     if len(pattern) > MAX_PATTERN:
         return f"a pattern of {len(pattern)} characters (at most {MAX_PATTERN})"

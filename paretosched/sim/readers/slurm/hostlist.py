@@ -7,7 +7,7 @@ forty lines, and we need errors that name the slurm.conf line.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from paretosched.sim.readers.platform import MAX_NODES
 

@@ -34,10 +34,10 @@ import gzip
 import io
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 from paretosched.errors import UserError
 from paretosched.sim.readers.tracefile import open_text, path_is_gzip
@@ -172,7 +172,7 @@ def _time(text: str) -> float | None:
     when = datetime.fromisoformat(t)
     # sacct prints local wall-clock times without a zone: read them as UTC so that the differences
     # (all that SWF keeps) do not depend on this machine's zone or a DST change
-    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
 def read_sacct(path: str | Path) -> Conversion:
@@ -286,7 +286,8 @@ def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: Sacct
     if state not in STATUS:
         return rep.skip(f"state {state or 'empty'}")
     if start < submit or end < start:
-        raise UserError(f"{p}:{no}: times out of order (Submit {get('submit')}, Start {get('start')}, End {get('end')})")
+        raise UserError(f"{p}:{no}: times out of order "
+                        f"(Submit {get('submit')}, Start {get('start')}, End {get('end')})")
     try:
         cores = int(get("ncpus"))
         nodes = int(get("nnodes", "1") or "1")
@@ -362,7 +363,7 @@ def _to_swf(source: str, recs: dict[str, dict[str, _Rec]], rep: SacctReport) -> 
 
 def swf_text(conv: Conversion) -> str:
     """The conversion as an SWF file (header comments say where it came from)."""
-    start = datetime.fromtimestamp(conv.t0, timezone.utc).replace(tzinfo=None).isoformat() if conv.jobs else "-"
+    start = datetime.fromtimestamp(conv.t0, UTC).replace(tzinfo=None).isoformat() if conv.jobs else "-"
     head = [f"; Converted by paretosched trace import from {Path(conv.source).name}",
             f"; UnixStartTime: {int(conv.t0)}", f"; StartTime: {start}",
             f"; MaxJobs: {len(conv.jobs)}", f"; MaxRecords: {conv.report.records}",

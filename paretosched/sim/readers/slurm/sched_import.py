@@ -57,7 +57,8 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
     stype = conf.param("schedulertype")
     if stype is not None:
         if stype not in ("sched/backfill", "sched/builtin"):
-            raise UserError(f"{conf.where('schedulertype')}: SchedulerType {stype!r} (expected sched/backfill or sched/builtin)")
+            raise UserError(f"{conf.where('schedulertype')}: SchedulerType {stype!r} "
+                            "(expected sched/backfill or sched/builtin)")
         out["scheduler_type"] = stype.split("/")[1]
     ignored = []
     for item in (conf.param("schedulerparameters") or "").split(","):
@@ -66,7 +67,8 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
             try:
                 out[_BF[key.lower()]] = int(value)
             except ValueError:
-                raise UserError(f"{conf.where('schedulerparameters')}: {key} must be an integer, got {value!r}") from None
+                raise UserError(f"{conf.where('schedulerparameters')}: {key} must be an integer, "
+                                f"got {value!r}") from None
         elif key:
             ignored.append(key)
     if ignored:
@@ -80,11 +82,13 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
                      "has no fair-share: PriorityWeightAge and PriorityWeightFairshare count for nothing")
     suspend = conf.param("suspendtime")
     if suspend is not None:
-        out["suspend_time_s"] = None if suspend.upper() in ("INFINITE", "NONE", "-1") else float(_int(conf, "suspendtime"))
+        never = suspend.upper() in ("INFINITE", "NONE", "-1")
+        out["suspend_time_s"] = None if never else float(_int(conf, "suspendtime"))
     if conf.param("cpufreqdef") is not None:
         value = conf.param("cpufreqdef")
         if value.lower() not in ("performance", "powersave"):
-            raise UserError(f"{conf.where('cpufreqdef')}: CpuFreqDef {value!r}: the twin models Performance and PowerSave")
+            raise UserError(f"{conf.where('cpufreqdef')}: CpuFreqDef {value!r}: "
+                            "the twin models Performance and PowerSave")
         out["cpu_freq_def"] = "Performance" if value.lower() == "performance" else "PowerSave"
     plat = build_platform(PlatformSpec.model_validate(platform))
     names = node_names(plat.spec) or []

@@ -6,7 +6,8 @@ Weights are 1, 2, ... in preference order, so export writes them and import read
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 NODE_ORDERS = ("platform", "fastest_first", "lowest_power_first", "efficiency_first")
 

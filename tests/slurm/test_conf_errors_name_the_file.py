@@ -1,4 +1,4 @@
-"""Review fixes of the slurm.conf reader: errors name the real file, a dangling continuation is an error."""
+"""The slurm.conf reader's errors: they name the real file, and a dangling continuation is one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rough edges a newcomer hit (issue 16): the hidden cache, stray run dirs, API error wording."""
+"""Errors and notes name the way out: the hidden cache, stray run dirs, API error wording."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 29 (second adversarial audit), the inputs and the twin: each case was a traceback, a silently
-wrong result or an unbounded run at b26d125; now it is a one-line error (exit 2) or the right result."""
+"""Extreme inputs and the twin: each case is a one-line error (exit 2) or the right result, never a
+traceback, a silently wrong result or an unbounded run (the cases of the second adversarial audit)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Command-line edges a newcomer hit: a bundled trace by name, a timeline with nowhere to go, a replaced export."""
+"""The command line's options: a bundled trace by name, a timeline with nowhere to go, a replaced export."""
 
 from __future__ import annotations
 

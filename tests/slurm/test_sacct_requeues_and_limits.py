@@ -1,4 +1,4 @@
-"""Review fixes of the sacct import: requeued duplicates, negative NCPUS, empty imports, time-limit ranges."""
+"""The sacct import: requeued duplicates, negative NCPUS, empty imports, time-limit ranges."""
 
 from __future__ import annotations
 
