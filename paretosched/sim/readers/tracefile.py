@@ -1,15 +1,18 @@
-"""Opening trace files: plain or gzip text (a byte-order mark dropped), an sacct dump read through its
-SWF conversion, damage in a gzip stream reported as such, and a file's content digest."""
+"""Opening trace files: plain or gzip text (a byte-order mark dropped), whether a file may be an sacct
+dump (then read through its SWF conversion, `slurm/sacct.py`), damage in a gzip stream reported
+as such, a file's content digest, and the range of an SWF field."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import math
 import zlib
 from pathlib import Path
-from typing import Any
 
 from paretosched.errors import UserError
+
+MAX_FIELD = 1e12  # seconds (30,000 years), KB (1 PB per core), ids: sums of energy and time stay finite
 
 
 def open_text(path: Path):
@@ -21,19 +24,23 @@ def open_text(path: Path):
     return open(path, encoding="utf-8-sig", errors="replace")
 
 
-def sacct_reader(path: str) -> Any:
-    """An sacct dump's SWF conversion, or None. An sacct -P header is |-separated: other files
-    never load the sacct reader (its module and regular expressions cost a `simulate` ~5 ms)."""
+def in_swf_range(v: float) -> bool:
+    """Whether a value fits an SWF field (the one rule of the SWF reader and of `trace import`)."""
+    try:
+        return math.isfinite(v) and abs(v) <= MAX_FIELD
+    except OverflowError:  # an int beyond any float (NCPUS of 400 digits)
+        return False
+
+
+def bar_separated(path: str) -> bool:
+    """Whether the first non-blank line has a `|`, as an sacct -P header has: other files never load
+    the sacct reader (its module and regular expressions cost a `simulate` ~5 ms)."""
     try:
         with open_text(Path(path)) as fh:
             first = next((line for line in fh if line.strip()), "")
     except (OSError, EOFError, UnicodeDecodeError, zlib.error):
-        return None  # (reading the trace itself reports it)
-    if "|" not in first:
-        return None
-    from paretosched.sim.readers.slurm.sacct import is_sacct_dump, sacct_as_swf
-
-    return sacct_as_swf(path) if is_sacct_dump(path) else None
+        return False  # (reading the trace itself reports it)
+    return "|" in first
 
 
 def path_is_gzip(path: Path) -> bool:

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from paretosched.errors import UserError
-from paretosched.sim.readers.tracefile import file_digest, open_text, path_is_gzip, require_intact_gzip, sacct_reader
+from paretosched.sim.readers.tracefile import (
+    MAX_FIELD,
+    bar_separated,
+    file_digest,
+    in_swf_range,
+    open_text,
+    path_is_gzip,
+    require_intact_gzip,
+)
 from paretosched.sim.seeds import Pcg64
 
 # HDeepRM's accuracy factors and probabilities (hdeeprm 0.3.1b1, approximating Tsafrir et al.)
@@ -53,15 +61,6 @@ _FIELD_NAMES = ("job id", "submit time", "wait time", "run time", "allocated pro
 # Python's float() would also take '1_000', ' nan', '2.7' for a processor count: not SWF.
 _DECIMAL_FIELDS = frozenset({5, 6, 9, 18})  # 0-based
 _INT = re.compile(r"-?[0-9]+")
-MAX_FIELD = 1e12  # seconds (30,000 years), KB (1 PB per core), ids: sums of energy and time stay finite
-
-
-def in_swf_range(v: float) -> bool:
-    """Whether a value fits an SWF field (the one rule of this reader and of `trace import`)."""
-    try:
-        return math.isfinite(v) and abs(v) <= MAX_FIELD
-    except OverflowError:  # an int beyond any float (NCPUS of 400 digits)
-        return False
 
 _DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 # a whole job line of 18 or 19 fields, joined by single spaces, each field as `_field` wants it
@@ -132,6 +131,15 @@ def read_swf(path: str | Path, first_job: int = 0, n_jobs: int | None = None) ->
     return _read_swf_cached(str(p.resolve()), p.stat().st_mtime_ns, first_job, n_jobs)
 
 
+def _sacct_swf(path: str) -> Any:
+    """An sacct dump's SWF conversion, or None (the sacct reader is loaded for a |-separated file only)."""
+    if not bar_separated(path):
+        return None
+    from paretosched.sim.readers.slurm.sacct import is_sacct_dump, sacct_as_swf
+
+    return sacct_as_swf(path) if is_sacct_dump(path) else None
+
+
 @lru_cache(maxsize=8)
 def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None) -> RawJobs:
     raw = RawJobs(source=path)
@@ -139,7 +147,7 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
     stop = math.inf if n_jobs is None else first_job + n_jobs
     try:
         # an sacct dump (detected by its header) is read through its SWF conversion
-        fh = sacct_reader(path) or open_text(Path(path))
+        fh = _sacct_swf(path) or open_text(Path(path))
         # an sacct dump's conversion: its SWF line -> the dump's line, so errors name the user's file
         line_map: dict[int, int] = getattr(fh, "line_map", {})
         with fh:

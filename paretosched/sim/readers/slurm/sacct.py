@@ -40,8 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from paretosched.errors import UserError
-from paretosched.sim.readers.tracefile import open_text, path_is_gzip
-from paretosched.sim.readers.workload import MAX_FIELD, in_swf_range
+from paretosched.sim.readers.tracefile import MAX_FIELD, in_swf_range, open_text, path_is_gzip
 
 STATUS = {"COMPLETED": 1, "FAILED": 0, "TIMEOUT": 0, "OUT_OF_MEMORY": 0, "NODE_FAIL": 0, "DEADLINE": 0,
           "BOOT_FAIL": 0, "CANCELLED": 5, "PREEMPTED": 5, "REQUEUED": 5}
@@ -249,7 +248,7 @@ def _read_lines(fh: io.TextIOBase, p: Path, rep: SacctReport, recs: dict[str, di
 
 
 def _in_range(value: float, p: Path, no: int, what: str) -> float:
-    """`value`, or a UserError when the SWF reader would refuse it (workload.MAX_FIELD, the one bound)."""
+    """`value`, or a UserError when the SWF reader would refuse it (tracefile.MAX_FIELD, the one bound)."""
     if not in_swf_range(value):
         raise UserError(f"{p}:{no}: {what} is out of range for SWF (at most {MAX_FIELD:.0e} seconds, KB or "
                         "processors)")
