@@ -82,8 +82,22 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     if len(members) == 1 and order.unbounded_mem:
         count_pass(twin, jsel, rsel, plan, members, compress)
         return
+    prof = _profile(twin, cache, ranked, order.est, compress)
+    _place(twin, jsel, rsel, cache, prof, compress)
+    if cache.verify:
+        _verify_totals(prof)
     now = twin.now
-    plan.count_given(twin, order.est)
+    prof.held = {j: r for j, r in plan.res.items() if r.start >= now}
+    cache.kept = prof
+    wake(twin, plan)
+
+
+def _profile(twin: Twin, cache: _Cache, ranked: list[Any], est: dict[Any, float], compress: bool) -> Profile:
+    """This decision's profile: the last one moved on when only the time changed, else the last one
+    carried forward by the changes since, else a build."""
+    plan = cache.plan
+    now = twin.now
+    plan.count_given(twin, est)
     res = plan.res
     # a reservation whose start has passed (jobs overran) is made afresh: not held
     # (a dropped hold gives its cores back)
@@ -92,21 +106,33 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
     holds = [r for r in res.values() if r.start >= now]
     kept, cache.kept = cache.kept, None
     # (a profile still holding a reservation whose start passed is not the one to use again)
-    if kept is not None and not compress and not passed and still_fresh(kept, cache, twin, now, order.est, holds):
+    if kept is not None and not compress and not passed and still_fresh(kept, cache, twin, now, est, holds):
         prof = kept  # nothing changed since the last decision but the time: its profile, moved on
     else:
         # the last decision's profile brought forward by the changes since, else a build
-        prof = carry(kept, twin, cache, res, order.est) if kept is not None and cache.carry else None
-        if prof is None:
-            prof = Profile(twin, ranked, cache, holds)
+        carried = carry(kept, twin, cache, res, est) if kept is not None and cache.carry else None
+        prof = carried if carried is not None else Profile(twin, ranked, cache, holds)
         cache.made(twin, prof)
     if cache.verify:
         _verify_free(twin, prof)
         _verify_profile(prof, Profile(twin, ranked, cache, holds, kept=False))
+    return prof
+
+
+def _place(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, cache: _Cache, prof: Profile,
+           compress: bool) -> None:
+    """Each queued job in the policy's order: kept where it cannot move earlier, else placed at its
+    earliest slot (started if that is now)."""
+    # One function, not split further: it runs for every queued job at every decision, and its
+    # twenty locals would travel through calls per job.
+    now = twin.now
+    plan = cache.plan
+    res = plan.res
     # a kept reservation can only have lost its cores when jobs overran their estimates (or sped
     # down): then every job is placed afresh this pass, at its earliest slot given the others
     broken = int(prof.cores.min()) < 0 or prof.mem_short()
     slowest = plan.slowest
+    assert slowest is not None  # (set by `conservative` before any pass)
     group_speed, group_node = cache.group_speed, cache.group_node
     stuck = plan.stuck
     for job in jsel.order(twin.queue):
@@ -219,11 +245,6 @@ def conservative(twin: Twin, jsel: JobSelector, rsel: ResourceSelector) -> None:
             if limit:
                 most = max(most, max(short[:limit]))
             stuck[job] = (len(plan.given), most)
-    if cache.verify:
-        _verify_totals(prof)
-    prof.held = {j: r for j, r in res.items() if r.start >= now}
-    cache.kept = prof
-    wake(twin, plan)
 
 
 def _start_now(twin: Twin, rsel: ResourceSelector, prof: Profile, plan: Plan, job: Any, cap: Any,
