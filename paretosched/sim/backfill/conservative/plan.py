@@ -180,6 +180,8 @@ def count_pass(twin: Twin, jsel: JobSelector, rsel: ResourceSelector, plan: Plan
                 members: list[list[Any]], compress: bool) -> None:
     """`conservative` on one group of identical processors with no memory limit: the profile in
     plain counts (what textbook conservative backfilling keeps), the same decisions."""
+    # One function (106 lines): the whole pass of the count path, whose per-call costs were most of
+    # a decision (docs/performance.md, the homogeneous windows); its profile lists stay locals.
     now = twin.now
     order = end_order(twin)
     est = order.est

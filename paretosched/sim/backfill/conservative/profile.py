@@ -55,6 +55,8 @@ class Profile(Search):
     flat_mem = True  # tests: off builds every memory profile as a matrix
 
     def __init__(self, twin: Twin, ranked: list[Any], cache: Any, holds: list[Reservation], kept: bool = True) -> None:
+        # One function (91 lines): the build of every decision on groups that cannot carry its last
+        # profile, all in numpy calls on whole rows (docs/performance.md, `gaia`)
         now = twin.now
         order = end_order(twin)
         self.bounded = not order.unbounded_mem
@@ -232,6 +234,8 @@ class Profile(Search):
 def carry(kept: Profile, twin: Twin, cache: Any, res: dict[Any, Reservation], est: dict[Any, float]) -> Profile | None:
     """The profile a build would make now, from `kept` (the last decision's, after its pass) and the
     changes since; None where it cannot be carried (then build)."""
+    # One function (71 lines), run at every decision on groups: one walk over the reservations and
+    # one over the changes, in place of a build (docs/performance.md, `gaia`)
     if kept.mem is not None or kept.held is None or not kept.whole:
         return None
     rel = cache.releases(twin, est)
