@@ -9,7 +9,7 @@
   ends (by its request) by the shadow time or uses only extra processors. Recomputed every pass.
   With reserve='nodes' the reservation is the head's set of nodes instead of a count (see below).
   A job runs at least MIN_RUN_S = 1 s, as in paretosched since twin 10 (SWF's run time 0 is a job
-  that ran under a second; `paretosched/sim/workload.py`, MIN_RUN_S), and a job without a request
+  that ran under a second; `paretosched/sim/readers/workload.py`, MIN_RUN_S), and a job without a request
   is estimated at that run.
 - `accasim_easy(jobs, procs)`: AccaSim 1.1.3's EASY as it actually behaves (see README.md):
   (a) the blocked head's reservation time is computed once, and the head is not retried before

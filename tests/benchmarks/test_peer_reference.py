@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
 from paretosched.sim.run import simulate
-from paretosched.sim.workload import MIN_RUN_S
+from paretosched.sim.readers.workload import MIN_RUN_S
 
 PEER = Path(__file__).resolve().parents[2] / "benchmarks" / "peer"
 sys.path.insert(0, str(PEER))
