@@ -63,7 +63,7 @@ def simulate(config: SimConfig | dict[str, Any] | str | Path, seeds: int | Seque
     study with `seeds: 3, seed: <config seed>` evaluates); a list is the seeds themselves (`[3]`
     is seed 3); None is an export's provenance seeds, else the config's `seed`.
     """
-    from paretosched.sim.metrics import mean_metrics
+    from paretosched.sim.engine.metrics import mean_metrics
     from paretosched.sim.run import prepare, simulate as simulate_one, window_note
 
     cfg = as_config(config)
@@ -94,7 +94,7 @@ def optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None 
     return _said(run)
 
 
-def _optimise(study: Study | dict[str, Any] | Path, out: Path | None, workers: int | None, resume: bool,
+def _optimise(study: Study | dict[str, Any] | str | Path, out: str | Path | None, workers: int | None, resume: bool,
               dask: str | None, quiet: bool) -> Run:
     from paretosched.search.optimise import optimise as run_study
 

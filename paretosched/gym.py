@@ -41,13 +41,13 @@ except ImportError:  # the one line a user needs instead of a traceback into our
 
 from paretosched.config import SimConfig
 from paretosched.errors import UserError
-from paretosched.sim.metrics import compute_metrics
-from paretosched.sim.pairs import schedule_pair
-from paretosched.sim.platform import fits_factory
+from paretosched.sim.engine.metrics import compute_metrics
+from paretosched.sim.backfill.strategies import schedule_pair
+from paretosched.sim.readers.platform import fits_factory
 from paretosched.sim.rl.env import Rewarder, RLScheduler, observation_size
 from paretosched.sim.run import prepare
-from paretosched.sim.twin import Twin, make_rng
-from paretosched.sim.workload import build_jobs
+from paretosched.sim.engine.twin import Twin, make_rng
+from paretosched.sim.readers.workload import build_jobs
 
 __all__ = ["ENV_ID", "SchedulingEnv"]
 

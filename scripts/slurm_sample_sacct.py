@@ -7,6 +7,7 @@ jobs, every time-limit and ReqMem form, every state). Run: python scripts/slurm_
 
 from __future__ import annotations
 
+import argparse
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -98,4 +99,5 @@ def main() -> None:
 if __name__ == "__main__":
     from paretosched.errors import run_script
 
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     raise SystemExit(run_script(main, Path(__file__).name))

@@ -27,7 +27,7 @@ def test_progress_figure_escapes_baseline_names():
 
 
 def test_run_plots_escape_processor_type_names(tmp_path):
-    from paretosched.sim.platform import load_platform
+    from paretosched.sim.readers.platform import load_platform
 
     (tmp_path / "p.yaml").write_text(yaml.safe_dump({
         "name": "p", "processor_types": {"<b>big</b>": {"cores": 2, "clock_ghz": 1.0, "flops_per_cycle": 4, "power_w": 80}},

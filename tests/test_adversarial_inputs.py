@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from paretosched.errors import UserError
-from paretosched.sim.workload import read_swf
+from paretosched.sim.readers.workload import read_swf
 from paretosched.yamlio import read_yaml
 from tests.adv import assert_real_metrics, assert_user_error, run_cli, strict_json, swf_line
 

@@ -216,7 +216,7 @@ def test_fuzz_run_export_and_pick(run: ps.Run, tmp_path_factory: pytest.TempPath
 
 def test_quiet_optimise_writes_no_progress_on_stderr(run_dir: Path, run: ps.Run) -> None:
     # (the study has `cache: false`: a cached re-run still says where its results came from,
-    # tests/test_rough_edges.py)
+    # tests/test_errors_name_the_way_out.py)
     for quiet in (True, False):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from paretosched.config import ClassicScheduler, RLScheduler, SimConfig, SlurmScheduler
-from paretosched.sim.platform import PlatformSpec
+from paretosched.sim.readers.platform import PlatformSpec
 from tests.adv import run_cli
 from tests.fuzz import FAST, check_outcome, float_fields, fresh, paths_in, set_at
 from tests.test_fuzz_inputs import CONFIG, PLATFORM
@@ -107,7 +107,7 @@ def sacct_dumps(draw) -> bytes:
 
 
 def _sacct_case(tmp_path: Path, dump_bytes: bytes) -> None:
-    from paretosched.sim.workload import read_swf
+    from paretosched.sim.readers.workload import read_swf
 
     dump = fresh(tmp_path, ".txt")
     dump.write_bytes(dump_bytes)

@@ -60,7 +60,7 @@ def test_process_ends_freezes_the_run_and_keeps_the_numbers(config):
     """`simulate(process_ends=True)` leaves the run's parts linked and frozen (the collector never
     scans them, nothing frees them before the exit); without it they are unlinked. Same metrics."""
     code = ("import gc, json, sys; from paretosched.config import load_config; from paretosched.sim.run import simulate;"
-            "from paretosched.sim.twin import Twin; kept = []; run = Twin.run;"
+            "from paretosched.sim.engine.twin import Twin; kept = []; run = Twin.run;"
             "Twin.run = lambda self: (run(self), kept.append(self))[0]; cfg = load_config(sys.argv[1]);"
             "a = simulate(cfg).metrics; c = gc.get_freeze_count(); b = simulate(cfg, process_ends=True).metrics;"
             "parts = [sum(len(j.groups) for j in t.done) for t in kept];"

@@ -31,7 +31,9 @@ def main() -> None:
     args = ap.parse_args()
 
     from paretosched.config import config_from_dict
-    from paretosched.sim import pairs, run, starting, twin
+    from paretosched.sim import run
+    from paretosched.sim.backfill import strategies
+    from paretosched.sim.engine import starting, twin
 
     acc: dict[str, float] = {}
 
@@ -58,7 +60,7 @@ def main() -> None:
         prep = run.prepare(cfg)
         for owner, name, label in ((run, "build_jobs", "enrichment"), (run, "compute_metrics", "metrics"),
                                    (twin.Twin, "run", "event loop"), (starting.Starting, "_start_now", "starts"),
-                                   (twin.Twin, "_on_end", "ends"), (pairs.Backfilling, "schedule", "decisions")):
+                                   (twin.Twin, "_on_end", "ends"), (strategies.Backfilling, "schedule", "decisions")):
             timed(owner, name, label)
         t = time.process_time()
         res = run.simulate(cfg, prepared=prep, record_jobs=False)

@@ -18,7 +18,7 @@ provenance:
   paretosched_version: 0.1.0
 ```
 
-`simulate` runs `seeds` and averages with `paretosched.sim.metrics.mean_metrics`, which is the
+`simulate` runs `seeds` and averages with `paretosched.sim.engine.metrics.mean_metrics`, which is the
 rule the search used, so `objectives` is reproduced exactly. Values are copied from the JSON
 log (never through numpy), and YAML writes floats with `repr`, so they round-trip bit for bit.
 """

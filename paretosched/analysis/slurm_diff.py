@@ -22,11 +22,11 @@ from paretosched.analysis.conf_edit import ConfText
 from paretosched.analysis.slurm_export import first_nodes
 from paretosched.analysis.slurm_params import PARAMS, UNMAPPED, takes_effect
 from paretosched.errors import UserError
-from paretosched.sim.platform import PlatformSpec, build_platform, load_platform
-from paretosched.sim.slurm.conf import NodeLine, SlurmConf, load_cpu_map, read_slurm_conf
-from paretosched.sim.slurm.platform_import import node_names, platform_from_conf
-from paretosched.sim.slurm.sched_import import scheduler_from_conf
-from paretosched.sim.slurm.weights import node_weights, order_of_weights
+from paretosched.sim.readers.platform import PlatformSpec, build_platform, load_platform
+from paretosched.sim.readers.slurm.conf import NodeLine, SlurmConf, load_cpu_map, read_slurm_conf
+from paretosched.sim.readers.slurm.platform_import import node_names, platform_from_conf
+from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
+from paretosched.sim.readers.slurm.weights import node_weights, order_of_weights
 
 
 @dataclass(frozen=True)

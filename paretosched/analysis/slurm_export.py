@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from paretosched.analysis.slurm_params import PARAMS, slurm_time
-from paretosched.sim.platform import load_platform
-from paretosched.sim.slurm.hostlist import compress
-from paretosched.sim.slurm.platform_import import node_names
-from paretosched.sim.slurm.weights import node_weights
+from paretosched.sim.readers.platform import load_platform
+from paretosched.sim.readers.slurm.hostlist import compress
+from paretosched.sim.readers.slurm.platform_import import node_names
+from paretosched.sim.readers.slurm.weights import node_weights
 
 __all__ = ["first_nodes", "slurm_fragment", "slurm_time"]  # slurm_time: its home is slurm_params
 

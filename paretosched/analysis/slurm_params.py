@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from paretosched.config import SlurmScheduler
-from paretosched.sim.slurm import sched_import
+from paretosched.sim.readers.slurm import sched_import
 
 RECONFIGURE = "scontrol reconfigure"
 RESTART_CTLD = "restart slurmctld"

@@ -8,7 +8,7 @@ from typing import Any
 
 def run_platform(args: Any) -> int:
     from paretosched.commands.outputs import json_safe
-    from paretosched.sim.platform import builtin_platform_names, load_platform
+    from paretosched.sim.readers.platform import builtin_platform_names, load_platform
 
     if args.platform_command == "list":
         for name in builtin_platform_names() + ["homogeneous-N"]:

@@ -12,9 +12,9 @@ from typing import Any
 from paretosched.commands.outputs import json_safe, refuse_existing, say_replaced
 from paretosched.config import BUILTIN_PREFIX, SimConfig, load_config, resolve_path
 from paretosched.errors import UserError
-from paretosched.sim.metrics import mean_metrics
+from paretosched.sim.engine.metrics import mean_metrics
 from paretosched.sim.run import freq_note, prepare, simulate, window_note
-from paretosched.sim.workload import min_run_note
+from paretosched.sim.readers.workload import min_run_note
 
 _KEYS = ("workload", "scheduler", "platform", "model")  # messages that start with a config key
 _TIMELINE_TABLES = ("timeline", "overuse")  # the frames of sim.timeline, one CSV each with --out

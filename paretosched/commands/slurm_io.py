@@ -11,8 +11,8 @@ from paretosched.errors import UserError
 
 
 def run_platform_import(args: Any) -> int:
-    from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
-    from paretosched.sim.slurm.platform_import import default_name, platform_from_conf
+    from paretosched.sim.readers.slurm.conf import load_cpu_map, read_slurm_conf
+    from paretosched.sim.readers.slurm.platform_import import default_name, platform_from_conf
     from paretosched.yamlio import dump_yaml
 
     if args.scheduler and os.path.realpath(args.scheduler) == os.path.realpath(args.output):
@@ -26,7 +26,7 @@ def run_platform_import(args: Any) -> int:
     sched_notes: list[str] = []
     sched = None
     if args.scheduler:  # decoded before anything is written: an error leaves no half of the pair
-        from paretosched.sim.slurm.sched_import import scheduler_from_conf
+        from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
 
         sched = scheduler_from_conf(conf, data, report.weights, sched_notes)
     header = (f"# imported by `paretosched platform import` from {', '.join(args.conf)}"
@@ -53,7 +53,7 @@ def run_platform_import(args: Any) -> int:
 
 
 def run_trace_import(args: Any) -> int:
-    from paretosched.sim.slurm.sacct import read_sacct, write_swf
+    from paretosched.sim.readers.slurm.sacct import read_sacct, write_swf
 
     replaced = refuse_existing([args.output], "--output", args.force)
     conv = read_sacct(args.dump)

@@ -24,7 +24,7 @@ from paretosched.search.files import atomic_write_text, dumps, finite, loads, ma
 from paretosched.search.space import canonical
 
 from paretosched.sim import twin_version
-from paretosched.sim.inputs import input_files  # noqa: E402  (the twin owns where inputs live)
+from paretosched.sim.readers.inputs import input_files  # noqa: E402  (the twin owns where inputs live)
 
 
 @lru_cache(maxsize=64)

@@ -31,7 +31,7 @@ from paretosched.search.resample import refresh_objectives
 from paretosched.search.checkpoint import Checkpoint
 from paretosched.search.constraints import violation
 from paretosched.search.study import Study, baseline_config
-from paretosched.sim.metrics import mean_metrics
+from paretosched.sim.engine.metrics import mean_metrics
 
 
 def baseline_specs(study: Study, seeds: list[int], order: list[int]) -> list[Spec]:

@@ -26,7 +26,7 @@ from paretosched.search.constraints import Limits
 from paretosched.search.evaluate import Engine
 from paretosched.search.runlog import LOG, Evaluation, SeedResult, append_rows, read_evaluations
 from paretosched.search.space import canonical
-from paretosched.sim.metrics import mean_metrics
+from paretosched.sim.engine.metrics import mean_metrics
 
 
 @dataclass

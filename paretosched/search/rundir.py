@@ -73,7 +73,7 @@ def fingerprint(study: Study) -> dict[str, Any]:
     """What the run's numbers depend on: the study (but its operational keys) and the sha256 of the
     trace and platform files its base config reads (None: inline, built in by name, or missing)."""
     from paretosched.search.cache import file_digest  # the cache's memoised digest: one read per file
-    from paretosched.sim.inputs import input_files
+    from paretosched.sim.readers.inputs import input_files
 
     files: dict[str, Any] = {}
     for kind, p in input_files(study.base).items():  # type: ignore[arg-type]

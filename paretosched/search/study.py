@@ -26,7 +26,7 @@ from paretosched.search.options import (AlgorithmSpec, Budget, FocusSpec, Parall
                                         ScreeningSpec)
 from paretosched.search.guards import MAX_SEEDS, require_evaluator
 from paretosched.yamlio import did_you_mean, read_yaml, register_union_tags, validate
-from paretosched.sim.metrics import METRIC_NAMES  # the twin's: objectives must be among them
+from paretosched.sim.engine.metrics import METRIC_NAMES  # the twin's: objectives must be among them
 
 STUDY_FILE = "study.yaml"
 MAX_REFERENCE = 1e12  # |reference point| per objective: see Study._bounded_reference  # name of the resolved copy inside a run directory

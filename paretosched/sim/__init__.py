@@ -1,6 +1,16 @@
 """The digital twin: platform model, workloads, SimPy engine, policies, metrics.
 
 Imports nothing of search or analysis, and nothing heavy (no pandas, plotly, pymoo, sklearn).
+Its rooms, each importing only those below it:
+
+- `run.py`: one simulation of a config (`simulate`); `schedulers.py` builds the scheduler object
+- `rl/`: the RL scheduler kind (agents, training, the environment it observes)
+- `slurm/`: the `slurm` scheduler kind (priority, backfill plan, dispatch timing, power saving)
+- `backfill/`: the backfilling strategies (none, EASY, conservative) that run a classic policy pair
+- `placement/`: job and resource policies (thesis table 3.2), spread indexes, taking cores
+- `engine/`: the twin (clock, state, starting, pacing, node power, timeline) and per-run metrics
+- `readers/`: the inputs (SWF and sacct traces, platform files, slurm.conf imports)
+- `seeds.py`: the random streams every room draws from
 """
 
 from paretosched import __version__

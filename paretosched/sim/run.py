@@ -9,14 +9,21 @@ from typing import Any
 
 from paretosched.config import SimConfig
 from paretosched.errors import UserError
-from paretosched.sim.inputs import trace_path
-from paretosched.sim.metrics import compute_metrics
-from paretosched.sim.platform import Platform, fits_factory, load_platform
+from paretosched.sim.engine.metrics import compute_metrics
+from paretosched.sim.engine.twin import Twin, collector_paused, make_rng
+from paretosched.sim.readers.inputs import trace_path
+from paretosched.sim.readers.platform import Platform, fits_factory, load_platform
+from paretosched.sim.readers.workload import (
+    RawJobs,
+    build_jobs,
+    raw_from_inline,
+    read_swf,
+    require_jobs,
+    require_runnable,
+    short_window_note,
+)
 from paretosched.sim.schedulers import build_scheduler
 from paretosched.sim.seeds import Pcg64, SeedSequence, numpy_generator
-from paretosched.sim.twin import Twin, collector_paused, make_rng
-from paretosched.sim.workload import (RawJobs, build_jobs, raw_from_inline, read_swf, require_jobs, require_runnable,
-                                      short_window_note)
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Scheduler strategies: an object with `decide(twin)` called at each decision instant.
 
 A classic scheduler is a policy pair (thesis table 3.2) plus optional backfilling, run by
-`pairs.schedule_pair` (the RL scheduler and the gym environment run their chosen pair with it too).
+`backfill.strategies.schedule_pair` (the RL scheduler and the gym environment run their chosen pair with it too).
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from paretosched.sim.pairs import backfill_strategy, schedule_pair
-from paretosched.sim.policies import job_selector, resource_selector
+from paretosched.sim.backfill.strategies import backfill_strategy, schedule_pair
+from paretosched.sim.placement.policies import job_selector, resource_selector
 
 if TYPE_CHECKING:
-    from paretosched.sim.twin import Twin
+    from paretosched.sim.engine.twin import Twin
 
 
 class ClassicScheduler:
@@ -38,7 +38,7 @@ def build_scheduler(twin: Twin, spec: Any, rng: random.Random, agent: Any = None
             raise ValueError("an rl scheduler needs its agent (train it or load its weights first)")
         return RLScheduler(twin, spec, agent, rng, None)  # greedy evaluation
     if spec.kind == "slurm":
-        from paretosched.sim.slurm_sched import SlurmScheduler
+        from paretosched.sim.slurm.scheduler import SlurmScheduler
 
         return SlurmScheduler(twin, spec, rng)
     raise ValueError(f"unknown scheduler kind {spec.kind!r}")

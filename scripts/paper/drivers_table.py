@@ -20,7 +20,6 @@ import argparse
 from pathlib import Path
 
 import pandas as pd
-
 from common import run_front
 
 from paretosched.analysis.rundata import load_run

@@ -9,9 +9,8 @@ joins the front's points by straight segments. The definition is the one of rl_v
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import argparse
+from pathlib import Path
 
 from common import baselines, energy_at, energy_interp, run_front
 

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-
 from common import evaluate, front_mask, recheck_objectives, run_inputs, save_figure, with_values
 
 from paretosched.analysis.rundata import load_run
@@ -80,7 +79,8 @@ def main() -> None:
     print("| set | evaluations | front size | min energy_kwh | min mean_bsld | hypervolume | HV / box |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, F, m, hv, n in (("11 x 11 grid", G, gm, hv_g, len(points)), ("NSGA-II", N, nm, hv_n, told)):
-        print(f"| {name} | {n} | {int(m.sum())} | {F[:, 0].min():.1f} | {F[:, 1].min():.2f} | {hv:.4g} | {hv / box:.3f} |")
+        print(f"| {name} | {n} | {int(m.sum())} | {F[:, 0].min():.1f} | {F[:, 1].min():.2f} | {hv:.4g} "
+              f"| {hv / box:.3f} |")
     print(f"coverage: C(NSGA-II, grid) = {cover(N[nm], G[gm]):.2f}, C(grid, NSGA-II) = {cover(G[gm], N[nm]):.2f}")
 
     gfront = [cfgs[okg[i]] for i in np.flatnonzero(gm)]

@@ -94,8 +94,7 @@ def main() -> None:
     if args.set:
         import yaml
 
-        from paretosched.config import load_config
-        from paretosched.config import set_path
+        from paretosched.config import load_config, set_path
 
         data = load_config(args.config).model_dump(mode="json", exclude_none=True)
         for item in args.set:
@@ -110,7 +109,8 @@ def main() -> None:
                         "--out", str(out / f"seed{s}.npz"), "--quiet", "--force"],  # a re-run replaces its own
                        check=True, stdout=subprocess.DEVNULL)
         rows[s] = summarise(json.loads((out / f"seed{s}.curves.json").read_text()))
-    print("| seed | rewards (value: episodes) | last_6.0 | spread_from | diverged_from | final (pref) | loss last | max loss last 50 |")
+    print("| seed | rewards (value: episodes) | last_6.0 | spread_from | diverged_from | final (pref) | loss last "
+          "| max loss last 50 |")
     print("|---:|---|---:|---:|---:|---|---:|---:|")
     for s, r in rows.items():
         rew = ", ".join(f"{v:g}: {c}" for v, c in r["rewards"].items())

@@ -24,9 +24,17 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-
-from common import (baselines, energy_at, energy_interp, evaluate, front_mask, recheck_objectives, run_front, run_inputs,
-                    save_figure)
+from common import (
+    baselines,
+    energy_at,
+    energy_interp,
+    evaluate,
+    front_mask,
+    recheck_objectives,
+    run_front,
+    run_inputs,
+    save_figure,
+)
 
 from paretosched.analysis.rundata import load_run
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES
@@ -65,7 +73,8 @@ def main() -> None:
     B = np.array([p["mean_bsld"] for p in pairs])
     k = balanced(E, B)
     print(f"classic pairs on {len(seeds)} search seed(s): {int(front_mask(np.column_stack([E, B])).sum())} "
-          f"non-dominated of {len(names)}; energy {E.min():.1f}-{E.max():.1f} kWh, mean_bsld {B.min():.2f}-{B.max():.2f}")
+          f"non-dominated of {len(names)}; energy {E.min():.1f}-{E.max():.1f} kWh, "
+          f"mean_bsld {B.min():.2f}-{B.max():.2f}")
 
     rl_default = baselines(run)["rl_default"]
     rl_cfg = run.rows[rl_default["eval_id"]].config

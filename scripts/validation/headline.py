@@ -27,7 +27,8 @@ def main() -> None:
     if "front" not in rc or "baselines" not in rc:
         raise SystemExit(f"{args.run}: summary.json has no re-check of the front and baselines")
     e, s = args.energy, args.slowdown
-    print(f"re-check seeds: {rc['seeds']}; dominated baselines: {', '.join(rc.get('dominated_baselines', [])) or 'none'}")
+    dominated = ', '.join(rc.get('dominated_baselines', [])) or 'none'
+    print(f"re-check seeds: {rc['seeds']}; dominated baselines: {dominated}")
     print(f"\n| eval | {e} (search) | {s} (search) | {e} (re-check) | {s} (re-check) |")
     print("|---:|---:|---:|---:|---:|")
     # the search values come from the re-check block itself ("search"): front.csv may list a

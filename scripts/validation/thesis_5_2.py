@@ -17,9 +17,9 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from thesis_common import REPO, configs, print_ratios, seed_ratios, with_progress
 
 from paretosched.sim.run import simulate
-from thesis_common import REPO, configs, print_ratios, seed_ratios, with_progress
 
 CONFIGS = {"first": REPO / "studies/thesis/5.2-first-high_gflops.yaml",
            "shortest": REPO / "studies/thesis/5.2-shortest-high_gflops.yaml"}

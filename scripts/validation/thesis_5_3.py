@@ -19,9 +19,10 @@ import dataclasses
 import statistics
 from pathlib import Path
 
-from paretosched.sim.platform import load_platform
-from paretosched.sim.run import prepare, simulate
 from thesis_common import REPO, configs, print_ratios, seed_ratios, with_progress
+
+from paretosched.sim.readers.platform import load_platform
+from paretosched.sim.run import prepare, simulate
 
 CONFIGS = {"consolidation": REPO / "studies/thesis/5.3-consolidation.yaml",
            "spreading": REPO / "studies/thesis/5.3-spreading.yaml"}

@@ -2,7 +2,7 @@
 
 `write_run(dir, points)` writes study.yaml, evaluations.jsonl, summary.json and
 population.json for a list of `Point`s. Objectives are the mean of per-seed values computed
-with the same summation rule as `paretosched.sim.metrics.mean_metrics`.
+with the same summation rule as `paretosched.sim.engine.metrics.mean_metrics`.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from paretosched.analysis.slurm_diff import against_diff, canonical, import_conf, kept_weights
 from paretosched.analysis.slurm_params import PARAMS, RECONFIGURE, RESTART_ALL, RESTART_CTLD, UNMAPPED, takes_effect
 from paretosched.config import SlurmScheduler, config_from_dict
-from paretosched.sim.inputs import bundled
-from paretosched.sim.platform import PlatformSpec, build_platform
+from paretosched.sim.readers.inputs import bundled
+from paretosched.sim.readers.platform import PlatformSpec, build_platform
 from paretosched.yamlio import dump_yaml
 
 SAMPLE, CPU_MAP = bundled("slurm", "slurm.conf"), str(bundled("slurm", "cpu-map.yaml"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from paretosched.analysis import runplots
-from paretosched.sim.platform import load_platform
+from paretosched.sim.readers.platform import load_platform
 
 
 def test_gantt_colours_jobs_not_cores_and_counts_hours():

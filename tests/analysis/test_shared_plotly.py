@@ -11,7 +11,7 @@ from plotly.offline import get_plotlyjs
 from paretosched.analysis.explorer import write_explorer
 from paretosched.analysis.plotlyjs import PLOTLY_FILE, write_shared
 from paretosched.analysis.report import analyse
-from paretosched.sim.metrics import METRIC_NAMES
+from paretosched.sim.engine.metrics import METRIC_NAMES
 from tests.adv import run_cli
 from tests.analysis.synth import Point, default_genome, write_run
 

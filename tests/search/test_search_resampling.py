@@ -13,7 +13,7 @@ from paretosched.errors import UserError
 from paretosched.search.runlog import current_rows, read_evaluations
 from paretosched.search.resample import near_front
 from paretosched.search.study import extra_seeds, load_study
-from paretosched.sim.metrics import mean_metrics
+from paretosched.sim.engine.metrics import mean_metrics
 
 from conftest import kill_and_resume, log_json, run_quiet, stable_rows, summary, write_study
 

@@ -20,7 +20,7 @@ from paretosched.errors import UserError
 from paretosched.search.analytic import study_dict
 from paretosched.search.space import SearchSpace
 from paretosched.search.study import Study, load_study
-from paretosched.sim.metrics import METRIC_NAMES
+from paretosched.sim.engine.metrics import METRIC_NAMES
 from test_search_study import _error, _write  # the study file helpers (tests/search is on sys.path)
 
 

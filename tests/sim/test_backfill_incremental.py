@@ -9,12 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
-from paretosched.sim import backfill, easycount
-from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected
-from paretosched.sim.platform import build_platform, load_platform_spec
-from tests.sim.test_invariants import platforms, workloads
+from paretosched.sim.backfill import easy, easy_count
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
+from tests.sim.test_invariants import (
+    platforms,
+    simulate,  # drawn runs in which no job fits: rejected
+    workloads,
+)
 
-REAL = backfill.reservation  # hypothesis reuses the fixture across examples: never wrap a wrapper
+REAL = easy.reservation  # hypothesis reuses the fixture across examples: never wrap a wrapper
 
 
 def _binding(twin, caps: dict[int, int]) -> dict[int, int]:
@@ -25,7 +28,7 @@ def _binding(twin, caps: dict[int, int]) -> dict[int, int]:
 
 
 def _held_checked(monkeypatch, calls: list[int]) -> None:
-    """Check the counted pass (one-core processors, `easycount.backfill_counted`) at its reservation
+    """Check the counted pass (one-core processors, `easy_count.backfill_counted`) at its reservation
     and after every start against the general pass's caps, updated as `backfill` updates them."""
     ref_caps: dict[int, int] = {}
     ranked: list = []  # the pass's ranking, fixed at its reservation (as the pass's own)
@@ -50,10 +53,10 @@ def _held_checked(monkeypatch, calls: list[int]) -> None:
             for ff in twin.sched_state.get("first_free", {}).values():
                 assert ff.first() == next(i for i, p in enumerate(ff.ranked) if p.free)
         want = _binding(twin, ref_caps)
-        assert _binding(twin, easycount.held_caps(ranked, held)) == want
-        assert twin.free_total - held == backfill._long_capacity(twin, ref_caps)
+        assert _binding(twin, easy_count.held_caps(ranked, held)) == want
+        assert twin.free_total - held == easy._long_capacity(twin, ref_caps)
 
-    monkeypatch.setattr(easycount, "CHECK", check)
+    monkeypatch.setattr(easy_count, "CHECK", check)
 
 
 def _checked(monkeypatch) -> list[int]:
@@ -74,11 +77,12 @@ def _checked(monkeypatch) -> list[int]:
             assert {i: v for i, v in fast[2].items() if i in finite} == {i: v for i, v in ref[2].items() if i in finite}
         return fast
 
-    monkeypatch.setattr(backfill, "reservation", both)
+    monkeypatch.setattr(easy, "reservation", both)
     return calls
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_incremental_reservation_equals_the_general_pass(monkeypatch, data):
     calls = _checked(monkeypatch)
@@ -107,19 +111,21 @@ def test_incremental_reservation_equals_the_general_pass(monkeypatch, data):
 @pytest.mark.parametrize("policy", ["high_gflops", "low_power"])
 def test_incremental_reservation_on_a_trace(monkeypatch, policy):
     calls = _checked(monkeypatch)
-    cfg = config_from_dict({"platform": "homogeneous-64", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 400},
+    cfg = config_from_dict({"platform": "homogeneous-64", "workload": {"path": "builtin:hpc2n-3k.swf.gz",
+                                                                       "n_jobs": 400},
                             "scheduler": {"job_policy": "first", "resource_policy": policy, "backfilling": "easy"}})
     fast = simulate(cfg, record_jobs=True)
     assert calls[0] > 100  # the check ran on many passes
-    monkeypatch.setattr(backfill, "COUNTED", False)  # the same schedule from `backfill`'s caps
+    monkeypatch.setattr(easy, "COUNTED", False)  # the same schedule from `backfill`'s caps
     ref = simulate(cfg, record_jobs=True)
     assert fast.jobs == ref.jobs and fast.metrics == ref.metrics
     plain = simulate(cfg)  # without the record (the path of searches and benchmarks)
-    monkeypatch.setattr(backfill, "COUNTED", True)
+    monkeypatch.setattr(easy, "COUNTED", True)
     assert simulate(cfg).metrics == plain.metrics == ref.metrics
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_counted_pass_on_one_core_processors_equals_the_general_pass(monkeypatch, data):
     # one-core processors without memory limits, of one speed or two: `backfill`'s counted pass
@@ -146,7 +152,7 @@ def test_counted_pass_on_one_core_processors_equals_the_general_pass(monkeypatch
     fast = simulate(cfg, record_jobs=True)
     if sched["job_policy"] == "first":
         assert calls[0] > 0
-    monkeypatch.setattr(backfill, "COUNTED", False)  # the same schedule from `backfill`'s caps
+    monkeypatch.setattr(easy, "COUNTED", False)  # the same schedule from `backfill`'s caps
     ref = simulate(cfg, record_jobs=True)
     assert [(j["job_id"], j["start_s"], j["end_s"]) for j in fast.jobs] == \
         [(j["job_id"], j["start_s"], j["end_s"]) for j in ref.jobs]
@@ -162,9 +168,11 @@ def test_counted_pass_keeps_a_short_job_off_slow_cores(monkeypatch):
     plat = {"name": "one-core", "processor_types": ptypes,
             "node_types": {"a": {"processors": {"p0": 1}}, "b": {"processors": {"p1": 1}}},
             "clusters": [{"name": "c", "nodes": {"a": 2, "b": 2}}]}
-    jobs = [{"submit_s": 0, "cores": c, "run_s": r, "mem_mb": 0.0, "bw_gbs": 0.0} for c, r in [(3, 10), (4, 10), (1, 12)]]
+    jobs = [{"submit_s": 0, "cores": c, "run_s": r, "mem_mb": 0.0, "bw_gbs": 0.0} for c, r in [(3, 10), (4, 10), (1,
+                                                                                                                  12)]]
     cfg = config_from_dict({"platform": plat, "workload": {"jobs": jobs},
-                            "scheduler": {"job_policy": "first", "resource_policy": "high_gflops", "backfilling": "easy"},
+                            "scheduler": {"job_policy": "first", "resource_policy": "high_gflops",
+                                          "backfilling": "easy"},
                             "model": {"interference": "none"}})
     starts = {j["job_id"]: j["start_s"] for j in simulate(cfg, record_jobs=True).jobs}
     assert calls[0] > 0
@@ -177,9 +185,10 @@ def test_finished_twins_are_collected(backfilling):
     # EASY run (each RL episode, each evaluation) stayed in memory
     import gc
 
-    from paretosched.sim.twin import Twin
+    from paretosched.sim.engine.twin import Twin
 
-    cfg = config_from_dict({"platform": "homogeneous-64", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 200},
+    cfg = config_from_dict({"platform": "homogeneous-64", "workload": {"path": "builtin:hpc2n-3k.swf.gz",
+                                                                       "n_jobs": 200},
                             "scheduler": {"job_policy": "first", "backfilling": backfilling}})
     for _ in range(3):
         simulate(cfg)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paretosched.config import config_from_dict
-from paretosched.sim.inputs import trace_file
+from paretosched.sim.readers.inputs import trace_file
 from paretosched.sim.run import simulate
 
 # where the full PWA traces live on the development machine (not in a clone)

@@ -9,13 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
-from paretosched.sim import conscache, conscarry
-from paretosched.sim import conservative as cons
-from paretosched.sim import workload
-from paretosched.sim.conskeep import Releases
+from paretosched.sim.backfill.conservative import decide as cons
+from paretosched.sim.backfill.conservative import kept as kept_module
+from paretosched.sim.backfill.conservative import profile as profile_module
+from paretosched.sim.backfill.conservative.kept import Releases
+from paretosched.sim.readers import workload
 from tests.sim.test_invariants import loose_jobs, platforms, simulate
 
-real_carry = conscarry.carry
+real_carry = profile_module.carry
 
 
 def _checked(cfg) -> int:
@@ -63,7 +64,8 @@ def _bundled(job_policy: str, resource_policy: str, interference: str, levers: d
                                            "backfilling": "conservative", **(levers or {})}})
 
 
-@pytest.mark.parametrize("pair", [("first", "high_gflops", "thesis", None), ("shortest", "low_power", "proportional", None),
+@pytest.mark.parametrize("pair", [("first", "high_gflops", "thesis", None), ("shortest", "low_power", "proportional",
+                                                                             None),
                                   ("first", "high_gflops", "thesis", {"power_off_idle_s": 0.0, "boot_s": 30.0})])
 def test_profiles_carried_on_a_trace(pair, monkeypatch):
     # the bundled HPC2N window on gaia-mini with memory dropped: most profiles carried, each equal
@@ -105,8 +107,8 @@ def test_the_check_catches_a_profile_carried_wrong(plant, monkeypatch):
     elif plant == "log":
         monkeypatch.setattr(Releases, "sync", _no_log)
     else:  # carried across jobs that hold cores while their processors boot
-        monkeypatch.setattr(conscarry, "whole", lambda twin, rel: True)
-        monkeypatch.setattr(conscache, "whole", lambda twin, rel: True)
+        monkeypatch.setattr(profile_module, "whole", lambda twin, rel: True)
+        monkeypatch.setattr(kept_module, "whole", lambda twin, rel: True)
         levers = {"power_off_idle_s": 0.0, "boot_s": 30.0}
     with pytest.raises(AssertionError, match="differs from a fresh build"):
         simulate(_bundled("first", "high_gflops", "thesis", levers))

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paretosched.sim import conssearch
-from paretosched.sim.consprofile import Profile
+from paretosched.sim.backfill.conservative import slots
+from paretosched.sim.backfill.conservative.profile import Profile
 
 
 @st.composite
@@ -122,6 +122,6 @@ def test_the_checks_catch_a_search_that_samples_a_row_away(monkeypatch):
     # a sampled bound one core too low rules out a row with exactly the cores: caught
     real = Profile.sampled
     monkeypatch.setattr(Profile, "sampled", lambda self, rows, ends: [n - 1 for n in real(self, rows, ends)])
-    monkeypatch.setattr(conssearch, "SAMPLE_FROM", 1)
+    monkeypatch.setattr(slots, "SAMPLE_FROM", 1)
     with pytest.raises((AssertionError, ExceptionGroup)):  # (hypothesis groups distinct failures)
         test_earliest_yields_every_row_with_the_cores_in_order_with_exact_counts()

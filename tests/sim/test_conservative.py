@@ -10,10 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import RESOURCE_POLICIES, config_from_dict
-from paretosched.sim.workload import MIN_RUN_S
+from paretosched.sim.readers.workload import MIN_RUN_S
 from tests.sim.test_fcfs_reference import submit_times
-from tests.sim.test_invariants import check_reservations_kept
-from tests.sim.test_invariants import simulate  # drawn runs in which no job fits: rejected
+from tests.sim.test_invariants import (
+    check_reservations_kept,
+    simulate,  # drawn runs in which no job fits: rejected
+)
 
 
 def textbook_conservative(jobs: list[dict], n: int) -> list[float]:

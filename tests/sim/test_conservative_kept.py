@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
-from paretosched.sim import conservative as cons
-from paretosched.sim import consprofile
-from paretosched.sim import workload
-from paretosched.sim.conskeep import Releases
-from paretosched.sim.platform import build_platform, load_platform_spec
+from paretosched.sim.backfill.conservative import decide as cons
+from paretosched.sim.backfill.conservative import profile
+from paretosched.sim.backfill.conservative.kept import Releases
+from paretosched.sim.readers import workload
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from tests.sim.test_invariants import loose_jobs, platforms, simulate, workloads
 
 
@@ -141,7 +141,7 @@ def test_the_check_catches_releases_kept_wrong(broken, monkeypatch):
 def test_the_check_catches_free_memory_kept_wrong(monkeypatch):
     # each node's free memory is kept from the twin's node marks: drop those and the check against
     # the nodes at each decision disagrees (the bundled window, whose jobs ask memory)
-    from paretosched.sim.state import NodeState
+    from paretosched.sim.engine.state import NodeState
 
     real = cons._Cache.free_by_group
 
@@ -173,6 +173,6 @@ def test_memory_kept_as_one_row_gives_the_same_schedule(data):
                       "resource_policy": data.draw(st.sampled_from(RESOURCE_POLICIES)),
                       "backfilling": "conservative"}})
     flat = simulate(cfg, record_jobs=True)
-    with mock.patch.object(consprofile.Profile, "flat_mem", False):
+    with mock.patch.object(profile.Profile, "flat_mem", False):
         full = simulate(cfg, record_jobs=True)
     assert [(j["start_s"], j["core_ids"]) for j in flat.jobs] == [(j["start_s"], j["core_ids"]) for j in full.jobs]

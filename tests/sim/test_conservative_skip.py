@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
-from paretosched.sim.platform import build_platform, load_platform_spec
-from paretosched.sim import conservative as cons
-from paretosched.sim.consplan import Plan
+from paretosched.sim.backfill.conservative import decide as cons
+from paretosched.sim.backfill.conservative.plan import Plan
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from tests.sim.test_invariants import platforms, simulate, workloads
 
 
@@ -72,10 +72,10 @@ def test_skips_on_a_trace_are_right_and_change_nothing(pair):
 
 def test_trimming_the_given_back_log_keeps_skips_right(monkeypatch):
     # trimmed at almost every decision (the real bound trims a run of the bundled window rarely)
-    import paretosched.sim.consplan as consplan
+    import paretosched.sim.backfill.conservative.plan as plan_module
 
     cfg = _bundled("random", "random", "proportional", 400)
-    monkeypatch.setattr(consplan, "TRIM_GIVEN", 4)
+    monkeypatch.setattr(plan_module, "TRIM_GIVEN", 4)
     with mock.patch.object(cons._Cache, "verify", True):
         checked = simulate(cfg, record_jobs=True)
     with mock.patch.object(Plan, "still_stuck", lambda self, job, limit: False):
@@ -123,8 +123,8 @@ def test_the_check_catches_totals_left_behind(monkeypatch):
     # (`Profile.give_totals`): skip that and the totals checked against the matrix after each pass
     # disagree, or a later job is skipped on totals too low (memory dropped: a reservation holding
     # memory is given back whole at once)
-    from paretosched.sim import workload
-    from paretosched.sim.consprofile import Profile
+    from paretosched.sim.backfill.conservative.profile import Profile
+    from paretosched.sim.readers import workload
 
     monkeypatch.setattr(workload, "_mem_mb", lambda raw, i: 0.0)
     monkeypatch.setattr(Profile, "give_totals", lambda self, a, b, size: None)

@@ -1,4 +1,4 @@
-"""`consplan`'s hand-written shortcuts against the plain walks they replace."""
+"""`backfill/conservative/plan.py`'s hand-written shortcuts against the plain walks they replace."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from paretosched.sim.consplan import _earliest, limits_in_rank
+from paretosched.sim.backfill.conservative.plan import _earliest, limits_in_rank
 
 
 def _walk(members: list[list[SimpleNamespace]], cap: list[int]) -> dict[int, int]:
@@ -25,7 +25,8 @@ def _walk(members: list[list[SimpleNamespace]], cap: list[int]) -> dict[int, int
 
 
 @given(st.lists(st.lists(st.integers(0, 4), max_size=6), min_size=1, max_size=3), st.data())
-def test_limits_in_rank_lists_what_the_full_walk_lists_in_its_order(frees: list[list[int]], data: st.DataObject) -> None:
+def test_limits_in_rank_lists_what_the_full_walk_lists_in_its_order(frees: list[list[int]],
+                                                                    data: st.DataObject) -> None:
     idx = iter(range(100))
     members = [[SimpleNamespace(idx=next(idx), free=[0] * n) for n in group] for group in frees]
     cap = [data.draw(st.integers(-1, sum(g) + 1)) for g in frees]

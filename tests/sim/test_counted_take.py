@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
-from paretosched.sim import policies
+from paretosched.sim.engine.state import build_state
+from paretosched.sim.placement import policies
+from paretosched.sim.placement.taking import take
 from paretosched.sim.run import prepare, simulate
-from paretosched.sim.state import build_state
-from paretosched.sim.taking import take
 
 
 class _Job:
@@ -22,7 +22,8 @@ class _Job:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.booleans(), min_size=1, max_size=40), st.integers(1, 45), st.sampled_from(["high_gflops", "low_power"]),
+@given(st.lists(st.booleans(), min_size=1, max_size=40), st.integers(1, 45), st.sampled_from(["high_gflops",
+                                                                                              "low_power"]),
        st.floats(0, 100))
 def test_shortcut_is_take(busy, size, name, mem):
     prep = prepare(config_from_dict({"platform": f"homogeneous-{len(busy)}", "workload": {"jobs": [{"run_s": 1}]}}))

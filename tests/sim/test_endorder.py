@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from paretosched.config import config_from_dict
-from paretosched.sim import endorder
+from paretosched.sim.backfill import end_order
 from paretosched.sim.run import simulate
 
 
@@ -14,16 +14,16 @@ from paretosched.sim.run import simulate
 @pytest.mark.parametrize("backfilling", ["easy", "conservative"])
 def test_lockstep_end_is_raw_end(interference, backfilling, monkeypatch):
     checked = []
-    sync = endorder.EndOrder.sync
+    sync = end_order.EndOrder.sync
 
     def checked_sync(self):
         sync(self)
-        assert self._raw_end is endorder.lockstep_end
+        assert self._raw_end is end_order.lockstep_end
         for job, est in self.est.items():
-            assert est.hex() == endorder.raw_end(job).hex()
+            assert est.hex() == end_order.raw_end(job).hex()
             checked.append(len(job.groups))
 
-    monkeypatch.setattr(endorder.EndOrder, "sync", checked_sync)
+    monkeypatch.setattr(end_order.EndOrder, "sync", checked_sync)
     cfg = config_from_dict({"platform": "gaia-mini", "seed": 3,
                             "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 300},
                             "model": {"interference": interference, "progress": "lockstep"},
@@ -36,9 +36,9 @@ def test_lockstep_end_is_raw_end(interference, backfilling, monkeypatch):
 def test_independent_progress_keeps_the_pass_over_parts():
     cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "n_jobs": 5},
                             "model": {"progress": "independent"}, "scheduler": {"backfilling": "easy"}})
+    from paretosched.sim.engine.twin import Twin
     from paretosched.sim.run import prepare
-    from paretosched.sim.twin import Twin
 
     prep = prepare(cfg)
     twin = Twin(prep.platform, [], cfg.model, cfg.scheduler)
-    assert endorder.EndOrder(twin)._raw_end is endorder.raw_end
+    assert end_order.EndOrder(twin)._raw_end is end_order.raw_end

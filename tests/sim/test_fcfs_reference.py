@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
+from paretosched.sim.readers.workload import MIN_RUN_S
 from paretosched.sim.run import simulate
-from paretosched.sim.workload import MIN_RUN_S
 
 
 def textbook_fcfs(jobs: list[dict], n: int) -> list[float]:

@@ -36,7 +36,8 @@ def test_thesis_4_1_4_memory_is_a_hard_limit(run):
 
 # Thesis 5.4: two jobs of 1 core and 24 GB/s, 5 s each at the reference speed (4.2 GFLOP/s):
 # 21 GFLOP per job. Slow processor: 4 GFLOP/s per core, 80 W; fast: 4.4 GFLOP/s, 100 W.
-TWO_JOBS = [{"submit_s": 0, "cores": 1, "run_s": 5, "bw_gbs": 24}, {"submit_s": 0, "cores": 1, "run_s": 5, "bw_gbs": 24}]
+TWO_JOBS = [{"submit_s": 0, "cores": 1, "run_s": 5, "bw_gbs": 24}, {"submit_s": 0, "cores": 1, "run_s": 5,
+                                                                    "bw_gbs": 24}]
 
 
 def _two_socket(run, policy):

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
-from paretosched.sim.platform import build_platform, load_platform_spec
 from paretosched.errors import UserError
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
 from paretosched.sim.run import simulate as _simulate
 
 EPS = 1e-9
@@ -42,7 +42,8 @@ def platforms(draw):
         ntypes[f"n{i}"] = {"processors": {p: draw(st.integers(1, 2)) for p in procs},
                            "memory_gb": draw(st.sampled_from([None, 4.0, 16.0]))}
     nodes = {n: draw(st.integers(1, 2)) for n in ntypes}
-    return {"name": "rand", "processor_types": ptypes, "node_types": ntypes, "clusters": [{"name": "c", "nodes": nodes}]}
+    return {"name": "rand", "processor_types": ptypes, "node_types": ntypes, "clusters": [{"name": "c",
+                                                                                           "nodes": nodes}]}
 
 
 @st.composite
@@ -92,7 +93,7 @@ def _check(res, platform_spec, n_loaded, idle_floor=True):
             by_core[c].append((j["start_s"], j["end_s"]))
     for spans in by_core.values():
         spans.sort()
-        for (s0, e0), (s1, e1) in zip(spans, spans[1:]):
+        for (_s0, e0), (s1, _e1) in zip(spans, spans[1:]):
             assert s1 >= e0 - EPS
     # node memory never over-committed: sweep each node's allocations
     plat = build_platform(load_platform_spec(platform_spec))
@@ -107,7 +108,8 @@ def _check(res, platform_spec, n_loaded, idle_floor=True):
             per_node[core_node[int(c)]] += 1
         for node, k in per_node.items():
             if j["end_s"] > j["start_s"]:
-                events[node] += [(j["start_s"], 1, k * j["mem_mb_per_core"]), (j["end_s"], 0, -k * j["mem_mb_per_core"])]
+                events[node] += [(j["start_s"], 1, k * j["mem_mb_per_core"]), (j["end_s"], 0,
+                                                                               -k * j["mem_mb_per_core"])]
     for node, evs in events.items():
         used = 0.0
         for _, _, delta in sorted(evs):  # ends (0) before starts (1) at equal times

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES, config_from_dict
 from paretosched.errors import UserError
-from paretosched.sim.metrics import METRIC_NAMES
-from paretosched.sim.platform import build_platform, load_platform_spec
+from paretosched.sim.engine.metrics import METRIC_NAMES
+from paretosched.sim.readers.platform import build_platform, load_platform_spec
+from paretosched.sim.readers.workload import MIN_RUN_S
 from paretosched.sim.run import simulate
-from paretosched.sim.workload import MIN_RUN_S
 
 EPS = 1e-9
 # the metrics that are ratios bounded below by 1 whatever the platform (bounded slowdowns)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paretosched.errors import UserError
-from paretosched.sim.platform import load_platform
+from paretosched.sim.readers.platform import load_platform
 
 
 def test_gaia_matches_thesis_table_5_1():
@@ -43,7 +43,7 @@ def test_platform_file_errors(tmp_path):
 
 def test_an_off_node_drawing_more_than_a_busy_one_is_refused():
     # a reviewer's platform with off_w 500 W on 80 W nodes ran and reported energies
-    from paretosched.sim.platform import build_platform, load_platform_spec
+    from paretosched.sim.readers.platform import build_platform, load_platform_spec
 
     spec = {"name": "p", "processor_types": {"x": {"cores": 2, "clock_ghz": 1.0, "flops_per_cycle": 4, "power_w": 80}},
             "node_types": {"n": {"processors": {"x": 1}, "off_w": 500}}, "clusters": [{"name": "c", "nodes": {"n": 2}}]}

@@ -12,7 +12,8 @@ from tests.sim.test_invariants import _random_run
 from tests.sim.test_invariants import simulate as simulate_or_reject  # drawn runs where no job fits: rejected
 
 # one processor of 1 core and one of 3 cores (same speed and power)
-PLAT = {"name": "t", "node_types": {"n": {"processors": {"a": 1, "b": 1}}}, "clusters": [{"name": "c", "nodes": {"n": 1}}],
+PLAT = {"name": "t", "node_types": {"n": {"processors": {"a": 1, "b": 1}}}, "clusters": [{"name": "c",
+                                                                                          "nodes": {"n": 1}}],
         "processor_types": {"a": {"cores": 1, "clock_ghz": 1, "flops_per_cycle": 1, "power_w": 10},
                             "b": {"cores": 3, "clock_ghz": 1, "flops_per_cycle": 1, "power_w": 30}}}
 
@@ -40,7 +41,8 @@ def _rerank_per_core(sel, job, limits, mem_limits):
     """Reference: before every core, rank all processors by (power rank, -value, idx) from scratch."""
     import math
 
-    from paretosched.sim.taking import power_rank as _power_rank, take_once as _take_once
+    from paretosched.sim.placement.taking import power_rank as _power_rank
+    from paretosched.sim.placement.taking import take_once as _take_once
 
     if _take_once([p for p in sel.procs if p.free], job.size, job.mem, limits, mem_limits) is None:
         return None
@@ -83,7 +85,7 @@ def _rerank_per_core(sel, job, limits, mem_limits):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_dynamic_policies_pick_as_a_full_rerank_per_core(data):
-    from paretosched.sim import policies
+    from paretosched.sim.placement import policies
 
     levers = {"power_off_idle_s": data.draw(st.sampled_from([None, 0.0, 5.0])),
               "boot_s": data.draw(st.sampled_from([0.0, 4.0])),
@@ -108,7 +110,7 @@ def test_dynamic_policies_pick_as_a_full_rerank_per_core(data):
 
 @pytest.mark.parametrize("policy", ["high_cores", "high_mem", "high_mem_bw"])
 def test_dynamic_policies_rebuilding_the_index_every_call_changes_nothing(policy):
-    from paretosched.sim import policies, spreading
+    from paretosched.sim.placement import policies, spreading
 
     cfg = config_from_dict({"platform": "gaia-mini", "workload": {"path": "builtin:hpc2n-3k.swf.gz", "mode": "hdeeprm",
                                                                   "n_jobs": 300},
@@ -138,7 +140,7 @@ def test_every_policy_name_in_the_config_has_exactly_one_strategy_class():
     import random
 
     from paretosched.config import JOB_POLICIES, RESOURCE_POLICIES
-    from paretosched.sim import policies
+    from paretosched.sim.placement import policies
 
     assert sorted(policies.JOB_SELECTORS) == sorted(JOB_POLICIES)
     assert sorted(policies.RESOURCE_SELECTORS) == sorted(RESOURCE_POLICIES)
@@ -161,7 +163,7 @@ def _queue():
 def test_job_policies_pick_by_their_key_ties_on_arrival(name, head, order):
     import random
 
-    from paretosched.sim.policies import job_selector
+    from paretosched.sim.placement.policies import job_selector
 
     sel, q = job_selector(name, random.Random(0)), _queue()
     assert sel.head(q).seq == head and [j.seq for j in sel.order(q)] == order
@@ -170,7 +172,7 @@ def test_job_policies_pick_by_their_key_ties_on_arrival(name, head, order):
 def test_random_job_policy_draws_from_the_runs_stream():
     import random
 
-    from paretosched.sim.policies import job_selector
+    from paretosched.sim.placement.policies import job_selector
 
     q = _queue()
     a, b = random.Random(7), random.Random(7)
@@ -184,9 +186,9 @@ def test_random_job_policy_draws_from_the_runs_stream():
 def test_static_and_dynamic_rankings_on_a_twin():
     import random
 
-    from paretosched.sim.policies import resource_selector
+    from paretosched.sim.engine.twin import Twin
+    from paretosched.sim.placement.policies import resource_selector
     from paretosched.sim.run import prepare
-    from paretosched.sim.twin import Twin
 
     cfg = config_from_dict({"platform": PLAT, "workload": {"jobs": [{"cores": 1, "run_s": 1}]}})
     procs = Twin(prepare(cfg).platform, [], cfg.model, cfg.scheduler).procs
@@ -203,7 +205,7 @@ def test_every_backfilling_name_builds_its_strategy_once():
     from typing import get_args
 
     from paretosched.config import ClassicScheduler, RLScheduler
-    from paretosched.sim.pairs import BACKFILLINGS, Conservative, Easy, backfill_strategy
+    from paretosched.sim.backfill.strategies import BACKFILLINGS, Conservative, Easy, backfill_strategy
 
     names = set(get_args(ClassicScheduler.model_fields["backfilling"].annotation))
     assert set(BACKFILLINGS) == names == {"none", "easy", "conservative"}

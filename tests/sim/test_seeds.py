@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict, load_config
+from paretosched.sim.engine.twin import make_rng
+from paretosched.sim.readers.workload import build_jobs, raw_from_inline
 from paretosched.sim.run import prepare, simulate
 from paretosched.sim.seeds import Pcg64, SeedSequence, numpy_generator
-from paretosched.sim.twin import make_rng
-from paretosched.sim.workload import build_jobs, raw_from_inline
 
 ENTROPY = st.integers(0, 2**130)
 KEY = st.lists(st.integers(0, 2**40), max_size=3).map(tuple)
@@ -60,7 +60,8 @@ def _inline(n):
 
 
 def _raw(n):
-    return raw_from_inline(config_from_dict({"platform": "homogeneous-16", "workload": {"jobs": _inline(n)}}).workload.jobs)
+    return raw_from_inline(config_from_dict({"platform": "homogeneous-16",
+                                             "workload": {"jobs": _inline(n)}}).workload.jobs)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2**33 + 5])

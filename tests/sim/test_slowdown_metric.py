@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paretosched.sim.metrics import METRIC_NAMES
+from paretosched.sim.engine.metrics import METRIC_NAMES
 from tests.sim.test_handworked import DUAL_CORE  # one dual-core processor, 24 GB/s
 
 
@@ -25,7 +25,8 @@ def test_dvfs_slowdown_is_charged(run):
 
 def test_p1_slowdown_is_charged(run):
     # two 1-core jobs of 24 GB/s on one 24 GB/s processor: P1 at 75% speed, 30 s of work takes 40 s
-    jobs = [{"submit_s": 0, "cores": 1, "run_s": 30, "bw_gbs": 24}, {"submit_s": 0, "cores": 1, "run_s": 30, "bw_gbs": 24}]
+    jobs = [{"submit_s": 0, "cores": 1, "run_s": 30, "bw_gbs": 24}, {"submit_s": 0, "cores": 1, "run_s": 30,
+                                                                     "bw_gbs": 24}]
     m = run(DUAL_CORE, jobs).metrics
     assert m["makespan_s"] == pytest.approx(40)
     assert m["mean_bsld"] == pytest.approx(40 / 30)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from paretosched.config import config_from_dict
-from paretosched.sim import twin as twin_module
+from paretosched.sim.engine import twin as twin_module
 from paretosched.sim.run import prepare, simulate
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from paretosched.config import config_from_dict
-from paretosched.sim import starting
+from paretosched.sim.engine import starting
 from paretosched.sim.run import simulate
 
 

@@ -5,20 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import paretosched.sim.twin as twin_mod
+import paretosched.sim.engine.twin as twin_mod
 from paretosched.config import config_from_dict
-from paretosched.sim.platform import fits_factory
+from paretosched.sim.engine.twin import ClockStuck, Twin, make_rng
+from paretosched.sim.readers.platform import fits_factory
+from paretosched.sim.readers.workload import build_jobs
 from paretosched.sim.run import prepare
 from paretosched.sim.schedulers import build_scheduler
-from paretosched.sim.twin import ClockStuck, Twin, make_rng
-from paretosched.sim.workload import build_jobs
 
 
 def _twin(jobs: list[dict]) -> tuple[Twin, object]:
     cfg = config_from_dict({"platform": "homogeneous-4", "workload": {"jobs": jobs},
-                            "scheduler": {"job_policy": "first", "resource_policy": "high_gflops", "backfilling": "easy"}})
+                            "scheduler": {"job_policy": "first", "resource_policy": "high_gflops",
+                                          "backfilling": "easy"}})
     prep = prepare(cfg)
-    js, _ = build_jobs(prep.raw, "trace", prep.platform.ref_speed, np.random.default_rng(0), fits_factory(prep.platform))
+    js, _ = build_jobs(prep.raw, "trace", prep.platform.ref_speed, np.random.default_rng(0),
+                       fits_factory(prep.platform))
     return Twin(prep.platform, js, cfg.model, cfg.scheduler), cfg.scheduler
 
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paretosched.errors import UserError
-from paretosched.sim import workload
-from paretosched.sim.workload import ACCURACY_PROBS, ACCURACY_VALUES, build_jobs, read_swf
+from paretosched.sim.readers import workload
+from paretosched.sim.readers.workload import ACCURACY_PROBS, ACCURACY_VALUES, build_jobs, read_swf
 
 HEADER = "; Version: 2.2\n; MaxProcs: 8\n"
 
@@ -51,7 +51,7 @@ def test_window_and_fallbacks(tmp_path):
 
 def test_empty_window_is_an_error_and_a_short_one_is_noted(tmp_path):
     from paretosched.errors import UserError
-    from paretosched.sim.workload import require_jobs, short_window_note
+    from paretosched.sim.readers.workload import require_jobs, short_window_note
 
     p = _write(tmp_path, [_line(i, 100 * i, 50, 1, 1, 100) for i in range(1, 5)], gz=False)
     empty = read_swf(p, first_job=4, n_jobs=10)  # allowed here: RL training windows past the end are dropped
@@ -160,8 +160,8 @@ def test_sacct_reader_loaded_only_for_a_bar_separated_header(tmp_path):
     dump = tmp_path / "d.txt"
     dump.write_text("JobID|Submit|Start|End|NCPUS|State\n"
                     "5|2024-01-01T10:00:00|2024-01-01T10:00:10|2024-01-01T10:01:10|2|COMPLETED\n")
-    code = ("import sys; from paretosched.sim.workload import read_swf; r = read_swf(sys.argv[1]); "
-            "print(r.run, 'paretosched.sim.slurm.sacct' in sys.modules)")
+    code = ("import sys; from paretosched.sim.readers.workload import read_swf; r = read_swf(sys.argv[1]); "
+            "print(r.run, 'paretosched.sim.readers.slurm.sacct' in sys.modules)")
     runs = [subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True).stdout
             for p in (swf, dump)]
     assert runs == ["[10.0] False\n", "[60.0] True\n"]

@@ -6,10 +6,10 @@ import pytest
 
 from paretosched.cli import main
 from paretosched.errors import UserError
-from paretosched.sim.platform import load_platform
-from paretosched.sim.slurm.conf import load_cpu_map, load_library, read_slurm_conf
-from paretosched.sim.slurm.hostlist import compress, expand
-from paretosched.sim.slurm.platform_import import node_names, platform_from_conf, processor_type
+from paretosched.sim.readers.platform import load_platform
+from paretosched.sim.readers.slurm.conf import load_cpu_map, load_library, read_slurm_conf
+from paretosched.sim.readers.slurm.hostlist import compress, expand
+from paretosched.sim.readers.slurm.platform_import import node_names, platform_from_conf, processor_type
 from paretosched.yamlio import read_yaml
 
 
@@ -107,7 +107,7 @@ def test_cli_import_exit_codes(tmp_path, capsys):
 
 
 def test_library_reproduces_gaia_processor_types():
-    from paretosched.sim.inputs import bundled
+    from paretosched.sim.readers.inputs import bundled
 
     lib = load_library()
     gaia = read_yaml(bundled("platforms", "gaia.yaml"))
@@ -119,7 +119,7 @@ def test_library_reproduces_gaia_processor_types():
 
 
 def test_bundled_sample_imports(tmp_path):
-    from paretosched.sim.inputs import bundled
+    from paretosched.sim.readers.inputs import bundled
 
     conf = read_slurm_conf([bundled("slurm", "slurm.conf")])
     data, rep = platform_from_conf(conf, load_cpu_map(bundled("slurm", "cpu-map.yaml")), "sample")
@@ -128,7 +128,7 @@ def test_bundled_sample_imports(tmp_path):
 
 
 def test_bundled_slurm_sample_platform_is_the_import_of_the_sample_conf():
-    from paretosched.sim.inputs import bundled
+    from paretosched.sim.readers.inputs import bundled
 
     conf = read_slurm_conf([bundled("slurm", "slurm.conf")])
     data, _ = platform_from_conf(conf, load_cpu_map(bundled("slurm", "cpu-map.yaml")), "slurm-sample")

@@ -7,10 +7,10 @@ import pytest
 from paretosched.analysis.slurm_export import slurm_fragment, slurm_time
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-from paretosched.sim.inputs import bundled
-from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
-from paretosched.sim.slurm.platform_import import platform_from_conf
-from paretosched.sim.slurm.sched_import import scheduler_from_conf
+from paretosched.sim.readers.inputs import bundled
+from paretosched.sim.readers.slurm.conf import load_cpu_map, read_slurm_conf
+from paretosched.sim.readers.slurm.platform_import import platform_from_conf
+from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
 from paretosched.yamlio import dump_yaml
 
 SAMPLE, CPU_MAP = bundled("slurm", "slurm.conf"), bundled("slurm", "cpu-map.yaml")

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from paretosched.cli import main
 from paretosched.errors import UserError
-from paretosched.sim.slurm.sacct import is_sacct_dump, parse_reqmem, parse_timelimit, read_sacct
-from paretosched.sim.workload import read_swf
+from paretosched.sim.readers.slurm.sacct import is_sacct_dump, parse_reqmem, parse_timelimit, read_sacct
+from paretosched.sim.readers.workload import read_swf
 
 HEAD = "JobID|Submit|Start|End|Timelimit|NCPUS|NNodes|ReqMem|State|User"
 T = "2024-01-01T10:00:00"

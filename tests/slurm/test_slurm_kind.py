@@ -7,12 +7,12 @@ import pytest
 
 from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-from paretosched.sim.platform import fits_factory
+from paretosched.sim.readers.platform import fits_factory
 from paretosched.sim.run import prepare
 from paretosched.sim.schedulers import build_scheduler
-from paretosched.sim.slurm_power import ResumeTimeoutError
-from paretosched.sim.twin import Twin, make_rng
-from paretosched.sim.workload import build_jobs
+from paretosched.sim.slurm.power import ResumeTimeoutError
+from paretosched.sim.engine.twin import Twin, make_rng
+from paretosched.sim.readers.workload import build_jobs
 
 
 def _platform(n: int, boot_s: float = 100.0, fast: int = 0) -> dict:

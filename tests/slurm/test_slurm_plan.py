@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from paretosched.config import config_from_dict
 from paretosched.sim.run import prepare, simulate
-from paretosched.sim.slurm_plan import Profile, take
+from paretosched.sim.slurm.plan import Profile, take
 
 
 def reference_usable(prof: Profile, proc_node: np.ndarray, n_nodes: int, mpc: float) -> np.ndarray:

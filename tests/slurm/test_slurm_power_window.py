@@ -12,7 +12,7 @@ from collections import deque
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paretosched.sim.slurm_power import PowerSaver
+from paretosched.sim.slurm.power import PowerSaver
 
 
 def test_the_instant_that_hung() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from paretosched.config import SlurmScheduler
-from paretosched.sim.slurm_sched import Priority
+from paretosched.sim.slurm.scheduler import Priority
 from tests.slurm.test_slurm_bf_rules import _nodes
 from tests.slurm.test_slurm_kind import _j, _run
 
@@ -44,9 +44,9 @@ def test_import_reads_accounting_storage_type(tmp_path):
     text = "\n".join(ln for ln in SAMPLE.read_text().splitlines() if not ln.startswith("AccountingStorageType"))
     conf = tmp_path / "nodbd.conf"
     conf.write_text(text + "\nPriorityWeightAge=1000\n")
-    from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
-    from paretosched.sim.slurm.platform_import import platform_from_conf
-    from paretosched.sim.slurm.sched_import import scheduler_from_conf
+    from paretosched.sim.readers.slurm.conf import load_cpu_map, read_slurm_conf
+    from paretosched.sim.readers.slurm.platform_import import platform_from_conf
+    from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
     from tests.slurm.test_slurm_select import CPU_MAP
     c = read_slurm_conf([conf])
     data, rep = platform_from_conf(c, load_cpu_map(CPU_MAP), "s")

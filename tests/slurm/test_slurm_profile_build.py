@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paretosched.sim.slurm_plan import Profile
+from paretosched.sim.slurm.plan import Profile
 
 
 def _loop_build(now, free_cores, free_mem, proc_node, releases):

@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from paretosched.sim.slurm.hostlist import expand
+from paretosched.sim.readers.slurm.hostlist import expand
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "slurm_real"

@@ -3,10 +3,10 @@ import reads SelectType, SelectTypeParameters and the partitions' OverSubscribe 
 
 from __future__ import annotations
 
-from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
-from paretosched.sim.slurm.platform_import import platform_from_conf
-from paretosched.sim.slurm.sched_import import scheduler_from_conf
-from paretosched.sim.inputs import bundled
+from paretosched.sim.readers.slurm.conf import load_cpu_map, read_slurm_conf
+from paretosched.sim.readers.slurm.platform_import import platform_from_conf
+from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
+from paretosched.sim.readers.inputs import bundled
 from tests.slurm.test_slurm_bf_rules import _nodes
 from tests.slurm.test_slurm_kind import _j, _run
 

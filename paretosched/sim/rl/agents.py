@@ -3,7 +3,8 @@
 Every agent has the same face: `act(obs, rng)` picks an action index (greedy when `rng` is None) and
 returns its preferences over the actions (probabilities; greedy network agents return the logits:
 their argmax is the softmax's, unless two logits are within ~1e-16 and the softmax rounds them
-equal); `obs` is the observer's buffer, valid during the call only. `update(obs, actions, rewards, window)` learns from one
+equal); `obs` is the observer's buffer, valid during the call only. `update(obs, actions, rewards, window)`
+learns from one
 episode on a training window and returns its loss; `arrays()`/`load_arrays()` are what a `.npz` file holds.
 
 Returns are discounted (gamma) and then standardised by running statistics of past episodes on

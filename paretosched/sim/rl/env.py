@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from paretosched.sim.policies import JobSelector, ResourceSelector, job_selector, resource_selector
-from paretosched.sim.pairs import backfill_strategy, schedule_pair
+from paretosched.sim.backfill.strategies import backfill_strategy, schedule_pair
+from paretosched.sim.placement.policies import JobSelector, ResourceSelector, job_selector, resource_selector
 from paretosched.sim.rl.observe import N_QUEUE_FEATURES, Observer, observation_size
 
 __all__ = ["N_QUEUE_FEATURES", "Observer", "RLScheduler", "Rewarder", "observation_size"]

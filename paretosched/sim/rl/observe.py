@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from paretosched.sim.state import NodeState
+from paretosched.sim.engine.state import NodeState
 
 _QUANTILES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
 N_QUEUE_FEATURES = 4 * len(_QUANTILES) + 1

@@ -14,21 +14,22 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from paretosched.config import SimConfig
 from paretosched.errors import UserError
-from paretosched.sim.inputs import trace_path
-from paretosched.sim.metrics import compute_metrics
-from paretosched.sim.platform import fits_factory
+from paretosched.sim.engine.metrics import compute_metrics
+from paretosched.sim.engine.twin import Twin, make_rng
+from paretosched.sim.readers.inputs import trace_path
+from paretosched.sim.readers.platform import fits_factory
+from paretosched.sim.readers.workload import RawJobs, build_jobs, read_swf
 from paretosched.sim.rl.agents import Agent, build_agent
 from paretosched.sim.rl.env import RLScheduler, observation_size
-from paretosched.sim.twin import Twin, make_rng
-from paretosched.sim.workload import RawJobs, build_jobs, read_swf
 
 FORMAT_VERSION = 1
 DEFAULT_WINDOW_JOBS = 500

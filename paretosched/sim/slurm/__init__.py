@@ -1,1 +1,1 @@
-"""Slurm inputs: slurm.conf node lines -> platform, sacct dumps -> SWF (no search/analysis imports)."""
+"""The `slurm` scheduler kind: Slurm 22.05's priority, backfill plan, dispatch timing and power saving."""

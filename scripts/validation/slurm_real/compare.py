@@ -21,7 +21,7 @@ import statistics
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ def sacct_dump(results: list[dict[str, Any]], t0_epoch: int, workload: dict[str,
     (`-N n`: n CPUs on n nodes; `-n c`: c CPUs, one node at least), as sacct reports them: Slurm's
     job-size priority factor is computed from the request."""
     def ts(off: float) -> str:
-        return datetime.fromtimestamp(t0_epoch + off, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        return datetime.fromtimestamp(t0_epoch + off, UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
     asked = {j["slurm_id"]: j for j in workload["jobs"]}
     lines = ["JobIDRaw|Submit|Start|End|Elapsed|Timelimit|NCPUS|NNodes|ReqCPUS|ReqNodes|ReqMem|State|Partition|User"]
@@ -81,10 +81,10 @@ def sacct_dump(results: list[dict[str, Any]], t0_epoch: int, workload: dict[str,
 
 def twin_inputs(record: str | Path, tmp: Path) -> tuple[dict[str, Any], list[str]]:
     """The config dict the twin runs (platform and scheduler from slurm.conf, workload from the dump)."""
-    from paretosched.sim.slurm.conf import CpuMap, load_library, read_slurm_conf
-    from paretosched.sim.slurm.platform_import import platform_from_conf
-    from paretosched.sim.slurm.sacct import read_sacct, write_swf
-    from paretosched.sim.slurm.sched_import import scheduler_from_conf
+    from paretosched.sim.readers.slurm.conf import CpuMap, load_library, read_slurm_conf
+    from paretosched.sim.readers.slurm.platform_import import platform_from_conf
+    from paretosched.sim.readers.slurm.sacct import read_sacct, write_swf
+    from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
 
     meta, results = load_record(record)
     conf = read_slurm_conf([str(Path(record) / "slurm.conf")])
@@ -233,7 +233,7 @@ def table(rows: list[Agreement]) -> str:
 
 
 def _secs(stamp: str) -> float:
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
 
 
 def backfill_cycles(record: str | Path) -> list[float]:
@@ -246,7 +246,7 @@ def backfill_cycles(record: str | Path) -> list[float]:
     with gzip.open(Path(record) / "slurmctld.log.gz", "rt", errors="replace") as fh:
         for line in fh:
             if "_attempt_backfill: beginning" in line:
-                at = datetime.strptime(line[1:24], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+                at = datetime.strptime(line[1:24], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=UTC).timestamp()
                 out.append(round(at - meta["t0_epoch"], 3))
     return out
 
@@ -264,7 +264,7 @@ def job_log(record: str | Path, slurm_id: int, limit: int = 40) -> list[str]:
         for line in fh:
             if pat.search(line):
                 stamp = line[1:line.index("]")]
-                at = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+                at = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=UTC).timestamp()
                 text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", lambda m: f"{_secs(m.group(0)) - t0:.0f}s",
                               line[line.index("]") + 2:].rstrip())
                 out.append(f"{at - t0:8.2f}  {text}")

@@ -190,7 +190,7 @@ class Cluster:
                                                env=self.env, stdout=log, stderr=log))
         for _ in range(120):
             out = self.cmd(["sinfo", "-h", "-N", "-o", "%N %t"], check=False)
-            idle = [l for l in out.splitlines() if l.split()[1:] and l.split()[1].startswith("idle")]
+            idle = [ln for ln in out.splitlines() if ln.split()[1:] and ln.split()[1].startswith("idle")]
             if len(set(idle)) >= self.nodes:
                 return
             time.sleep(1)
@@ -363,8 +363,8 @@ def run(a: argparse.Namespace) -> None:
     meta = {"name": a.name, "argv": sys.argv[1:], "t0_epoch": t0_epoch,
             "t0_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0_epoch)),
             "slurm": cl.cmd(["scontrol", "--version"], check=False).strip() or "see slurm.conf",
-            "uptime_before": load_before, "load_max": max(l[0] for l in loads),
-            "load_mean": sum(l[0] for l in loads) / len(loads), "nproc": os.cpu_count()}
+            "uptime_before": load_before, "load_max": max(ld[0] for ld in loads),
+            "load_mean": sum(ld[0] for ld in loads) / len(loads), "nproc": os.cpu_count()}
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(f"{a.name}: {len(results)} jobs recorded in {out}", flush=True)
     if not a.keep_state:

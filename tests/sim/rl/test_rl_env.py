@@ -84,10 +84,10 @@ def test_observation_sizes_and_range(levers):
             assert np.array_equal(mem, ob.mem_frac) and np.array_equal(bw, ob.bw_frac)
             return 7 if len(seen) % 3 else 11, np.full(36, 1 / 36)
 
+    from paretosched.sim.engine.twin import Twin, make_rng
+    from paretosched.sim.readers.platform import fits_factory
+    from paretosched.sim.readers.workload import build_jobs
     from paretosched.sim.rl.env import RLScheduler
-    from paretosched.sim.twin import Twin, make_rng
-    from paretosched.sim.workload import build_jobs
-    from paretosched.sim.platform import fits_factory
 
     jobs, _ = build_jobs(prep.raw, "trace", p.ref_speed, np.random.default_rng(0), fits_factory(p))
     jobs = jobs[:120]

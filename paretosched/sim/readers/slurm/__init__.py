@@ -1,0 +1,1 @@
+"""Slurm inputs: slurm.conf node lines -> platform, sacct dumps -> SWF (no search/analysis imports)."""
