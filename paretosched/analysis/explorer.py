@@ -31,11 +31,12 @@ from paretosched.analysis.escape import plotly_text
 from paretosched.analysis.explorer_page import PAGE, PLOT_ID, SCRIPT, YAML_ID
 from paretosched.analysis.export import config_document, to_yaml
 from paretosched.analysis.figures import wants_log
-from paretosched.analysis.front import front_of, min_form, pick_balanced, pick_knee, scaled
+from paretosched.analysis.front import deployable, front_of, min_form, pick_balanced, pick_knee, scaled
 from paretosched.analysis.plotlyjs import plotly_script
 from paretosched.analysis.recheck import Checked, load_recheck
 from paretosched.analysis.rundata import RunData, load_run
 from paretosched.analysis.units import metric_title
+from paretosched.errors import UserError
 from paretosched.search.files import make_output_dir, write_output
 from paretosched.search.runlog import Evaluation
 
@@ -122,9 +123,14 @@ def explorer_data(run: RunData) -> dict[str, Any]:
             "m": {k: _num(vals.get(k)) for k in metrics},
             "rc": _checked(checked, metrics) if (eid in labels or row.kind == "baseline") else None,
             "hover": _hover(row), "y": blocks.add(config_document(run, eid, "explorer")),
+            "unmet": plotly_text(run.infeasible(eid) or "") or None if row.kind == "search" else None,
         })
     everything = [p["m"] for p in points] + [p["rc"]["m"] for p in points if p["rc"]]
-    picks = [{"name": p.name, "id": p.eval_id} for p in (pick_balanced(run, front), pick_knee(run, front))]
+    try:
+        ok = deployable(run, front)
+        picks = [{"name": p.name, "id": p.eval_id} for p in (pick_balanced(run, ok), pick_knee(run, ok))]
+    except UserError:  # no front point meets the study's constraints: nothing to pick
+        picks = []
     n_failed = int((f["status"] != "ok").sum())
     n_recheck = int((f["kind"] == "recheck").sum())
     seeds = ", ".join(str(s) for s in rc.seeds)

@@ -181,6 +181,14 @@ readData().then((DATA) => {
                    hoverinfo: "text", marker: { symbol: "x-thin-open", size: 18, color: "red", line: { width: 3 } } });
       }
     }
+    // points that break the study's constraints (on the fresh seeds when re-checked): no pick chooses them
+    const unmet = SEARCH.filter((i) => PTS[i].unmet);
+    if (unmet.length) {
+      out.push({ type: "scatter", mode: "markers", name: "breaks a constraint (never picked or exported)",
+                 x: col(unmet, xm), y: col(unmet, ym), customdata: unmet,
+                 text: unmet.map((i) => PTS[i].unmet), hoverinfo: "text",
+                 marker: { symbol: "square-x-open", size: 12, color: "#7f7f7f", line: { width: 2 } } });
+    }
     // one marker per picked point: the balanced and knee picks often coincide
     const picked = new Map();
     for (const p of DATA.picks) picked.set(p.id, [...(picked.get(p.id) || []), p.name]);

@@ -31,9 +31,10 @@ with warnings.catch_warnings():  # pymoo 0.6.2 imports scipy.spatial.ckdtree (de
     from pymoo.mcdm.high_tradeoff import HighTradeoffPoints
 
 from paretosched.analysis.minimal import pick_minimal
-from paretosched.analysis.rundata import RunData, require_ok
+from paretosched.analysis.rundata import VIOLATION, RunData, require_ok
 from paretosched.errors import UserError
 from paretosched.search import pareto
+from paretosched.search.constraints import front_pool
 
 PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID | baseline:NAME | minimal:P"
 
@@ -61,7 +62,22 @@ def front_of(run: RunData) -> pd.DataFrame:
     """Non-dominated successful search evaluations in front order: the search's own rule
     (`pareto.front`), so these are front.csv's rows in front.csv's order."""
     ok = require_ok(run).sort_index()
+    if VIOLATION in ok:  # constraints: the feasible points, or the least infeasible (the search's front_pool)
+        ok = ok.iloc[front_pool(ok[VIOLATION].tolist())]
     return ok.iloc[pareto.front(min_form(ok[run.objectives].to_numpy(), run.signs))]
+
+
+def deployable(run: RunData, front: pd.DataFrame) -> pd.DataFrame:
+    """The front points a pick may choose: those that meet the study's constraints (on the fresh
+    seeds when re-checked); a front with none is a one-line UserError (exit 2)."""
+    if not run.summary.constraints and VIOLATION not in run.frame:
+        return front
+    keep = front[[run.infeasible(int(e)) is None for e in front["eval_id"]]]
+    if keep.empty:
+        raise UserError(f"{run.run_dir}: no front point meets the study's constraints "
+                        f"({'; '.join(run.summary.constraints) or 'see study.yaml'}): nothing to pick; "
+                        f"{run.infeasible(int(front['eval_id'].iloc[0])) if len(front) else 'the front is empty'}")
+    return keep
 
 
 NEAR_MIN_POINTS = 40  # layers are added until the near-front set holds this many distinct genomes
@@ -154,6 +170,8 @@ def resolve_pick(run: RunData, front: pd.DataFrame, expr: str) -> Pick:
     kind = kind.strip().lower()
     if kind == "baseline" and arg:
         return pick_baseline(run, expr)
+    if kind not in ("index", "eval"):  # those name one point: refused below when it breaks a limit
+        front = deployable(run, front)
     if kind == "balanced" and not arg:
         return pick_balanced(run, front)
     if kind == "knee" and not arg:
@@ -175,11 +193,16 @@ def resolve_pick(run: RunData, front: pd.DataFrame, expr: str) -> Pick:
             if not 0 <= n < len(front):
                 raise UserError(f"pick {expr!r}: the front has {len(front)} points (index:0 .. index:{len(front) - 1}, "
                                 f"sorted by {run.objectives[0]})")
-            return Pick(expr.strip(), int(front["eval_id"].iloc[n]), f"front point {n} in {run.objectives[0]} order")
-        ok = run.search_ok()
-        if n not in ok.index:
-            raise UserError(f"pick {expr!r}: no successful search evaluation with eval id {n}")
-        return Pick(expr.strip(), n, "chosen by eval id")
+            n = int(front["eval_id"].iloc[n])
+            why = f"front point {arg.strip()} in {run.objectives[0]} order"
+        else:
+            if n not in run.search_ok().index:
+                raise UserError(f"pick {expr!r}: no successful search evaluation with eval id {n}")
+            why = "chosen by eval id"
+        unmet = run.infeasible(n)
+        if unmet is not None:  # named explicitly: refused, not replaced by another point
+            raise UserError(f"pick {expr!r}: {unmet}; no export writes a point that breaks the study's limits")
+        return Pick(expr.strip(), n, why)
     raise UserError(f"unknown pick {expr!r} (expected {PICK_SYNTAX})")
 
 
@@ -208,7 +231,12 @@ def choose(run: RunData, expr: str) -> Pick:
 
 
 def standard_picks(run: RunData, front: pd.DataFrame) -> list[Pick]:
-    """The picks every report lists: min of each objective, balanced, knee."""
+    """The picks every report lists: min of each objective, balanced, knee (among the points that
+    meet the study's constraints; none when no point does)."""
+    try:
+        front = deployable(run, front)
+    except UserError:
+        return []
     return [*(pick_min(run, front, o) for o in run.objectives), pick_balanced(run, front), pick_knee(run, front)]
 
 

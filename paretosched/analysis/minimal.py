@@ -8,8 +8,9 @@ points that keep at least P% of that best saving and chooses the one whose confi
 the baseline's in the fewest parameters (leaves of the config, `provenance` aside); ties go to the
 larger saving, then the lower eval id.
 
-The reference baseline: `minimal:P@NAME` names it; else the study's `focus.baseline`; else a
-baseline named `current` (the operator's running configuration); else the run's only baseline.
+The reference baseline: `minimal:P@NAME` names it; else the study's `reference`; else its
+`focus.baseline`; else a baseline named `current` (the operator's running configuration); else
+the run's only baseline. Points that break the study's constraints (on the re-check seeds) never qualify.
 Search-seed values never decide: they were selected on those seeds and flatter the front.
 """
 
@@ -79,8 +80,10 @@ def _reference(run: RunData, named: str | None, expr: str) -> str:
             raise UserError(f"pick {expr!r}: no baseline named {named!r} (baselines: {', '.join(names) or 'none'})")
         return named
     study = run.run_dir / STUDY_FILE
-    focus = (read_yaml(study) or {}).get("focus") if study.is_file() else None
-    for cand in ((focus or {}).get("baseline") if isinstance(focus, dict) else None, "current"):
+    data = (read_yaml(study) or {}) if study.is_file() else {}
+    focus = data.get("focus") if isinstance(data, dict) else None
+    for cand in (data.get("reference") if isinstance(data, dict) else None,
+                 (focus or {}).get("baseline") if isinstance(focus, dict) else None, "current"):
         if cand in names:
             return str(cand)
     if len(names) == 1:
@@ -109,8 +112,8 @@ def candidates(run: RunData, expr: str, reference: str | None) -> tuple[str, str
     for eid, c in sorted(rc.front.items()):
         row = run.rows.get(eid)
         e = c.value(energy)
-        if row is None or not row.ok or not row.config or e is None:
-            continue
+        if row is None or not row.ok or not row.config or e is None or run.infeasible(eid) is not None:
+            continue  # a point that breaks the study's constraints is never deployed
         others = [(c.value(o), base.value(o), sign[o]) for o in run.objectives if o != energy]
         no_worse = all(v is not None and b is not None and s * v <= s * b for v, b, s in others)
         saving = 100.0 * sign[energy] * (e0 - e) / abs(e0)

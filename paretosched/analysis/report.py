@@ -58,6 +58,8 @@ def _front_table(run: RunData, front: pd.DataFrame, picks: list[Pick]) -> pd.Dat
     t = front[["eval_id", "generation", *run.genes, *run.objectives]].copy()
     t.insert(0, "index", range(len(t)))
     t["picks"] = [";".join(marks.get(int(e), [])) for e in t["eval_id"]]
+    if run.summary.constraints:  # a point that breaks a limit is shown, marked, and never picked
+        t["constraints"] = [run.infeasible(int(e)) or "met" for e in t["eval_id"]]
     return t.reset_index(drop=True)
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from paretosched.errors import UserError
+from paretosched.search.constraints import violation
 from paretosched.search.files import read_json
 from paretosched.search.genes import ChoiceGene, FloatGene, GeneSpec, StudyGenes
 from paretosched.search.runlog import LOG, POPULATION, SUMMARY, Evaluation, current_rows, read_evaluations
@@ -32,6 +33,8 @@ from paretosched.search.summary import Summary, read_summary
 from paretosched.yamlio import describe_validation_error, read_yaml
 
 META_COLUMNS = ("eval_id", "kind", "generation", "name", "status", "recheck_of")
+# with constraints (search/constraints.py): each row's total violation, 0 when it meets them all
+VIOLATION = "violation"
 
 
 @dataclass
@@ -56,8 +59,21 @@ class RunData:
     @property
     def metric_columns(self) -> list[str]:
         """Every recorded metric (objectives first), as frame columns."""
-        skip = set(META_COLUMNS) | set(self.genes)
+        skip = set(META_COLUMNS) | set(self.genes) | {VIOLATION}
         return [c for c in self.frame.columns if c not in skip]
+
+    def infeasible(self, eval_id: int) -> str | None:
+        """Why the evaluation `eval_id` does not meet the study's constraints, on the fresh seeds when
+        it was re-checked (summary.json), else on its search seeds; None when it meets them."""
+        row = self.rows.get(eval_id)
+        rc = self.rechecks.get(eval_id)
+        judged, seeds = (rc, "fresh") if rc is not None and rc.constraints is not None else (row, "search")
+        if judged is None or judged.feasible:
+            return None
+        values = judged.constraints or []
+        labels = self.summary.constraints or [f"constraint {k}" for k in range(len(values))]
+        unmet = ", ".join(f"{lab} by {100 * v:.1f}% of the limit" for lab, v in zip(labels, values) if v is not None and v > 0)
+        return f"eval {eval_id} exceeds {unmet} on its {seeds} seeds"
 
     def search_ok(self) -> pd.DataFrame:
         """Successful search evaluations: what the front and the clusters are made of."""
@@ -121,6 +137,8 @@ def _tidy(rows: list[Evaluation], genes: dict[str, GeneSpec], objectives: list[s
                 rec[k] = float(v)
         records.append(rec)
     frame = pd.DataFrame.from_records(records)
+    if any(r.constraints is not None for r in rows):  # a study with constraints; old runs stay as they were
+        frame[VIOLATION] = [violation(r.constraints) for r in rows]
     if frame.empty:
         frame = pd.DataFrame(columns=[*META_COLUMNS, *genes, *objectives])
     frame["generation"] = pd.to_numeric(frame["generation"], errors="coerce").fillna(-1).astype(int)

@@ -12,7 +12,7 @@ and `eval_ids`: the re-check keys a block lacks read as None and are not written
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 Values = dict[str, "float | None"]  # objective -> value (None: JSON null, a non-finite value)
 
@@ -86,14 +86,35 @@ class PointCheck(_Record):
     objectives: Values | None = None  # mean over the re-check seeds
     per_seed: list[SeedValues] = field(default_factory=list)
     std: Values | None = None  # None below two re-check seeds
+    # a study's constraints (search/constraints.py), written only when it has some: the values on
+    # the search seeds and on the re-check seeds, and whether the point meets them on the seeds
+    # the verdicts are on (the re-check's when re-checked)
+    constraints: list[float | None] | None = None
+    recheck_constraints: list[float | None] | None = None
+    feasible: bool | None = None
+    # (value - the reference baseline's) / |the reference baseline's| per objective, on the verdicts' seeds
+    vs_reference: Values | None = None
+
+    _OPTIONAL: ClassVar[tuple[str, ...]] = ("constraints", "recheck_constraints", "feasible", "vs_reference")
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None or k not in self._OPTIONAL}
 
     @staticmethod
     def _common(d: dict[str, Any]) -> dict[str, Any]:
         n = as_int(d.get("n_search_seeds"))
+        feasible = d.get("feasible")
         return {"eval_id": as_int(d.get("eval_id")), "recheck_eval_id": as_int(d.get("recheck_eval_id")),
                 "search": as_values(d.get("search")), "n_search_seeds": 0 if n is None else n,
                 "objectives": as_values(d.get("objectives")), "per_seed": _seed_values(d.get("per_seed")),
-                "std": as_values(d.get("std"))}
+                "std": as_values(d.get("std")), "constraints": _limits(d.get("constraints")),
+                "recheck_constraints": _limits(d.get("recheck_constraints")),
+                "feasible": feasible if isinstance(feasible, bool) else None,
+                "vs_reference": as_values(d.get("vs_reference"))}
+
+
+def _limits(v: Any) -> list[float | None] | None:
+    return [x if is_num(x) else None for x in v] if isinstance(v, list) else None
 
 
 @dataclass
@@ -140,7 +161,12 @@ class RecheckBlock(_Record):
     eval_ids: dict[str, int] | None = None  # str(re-checked eval id) -> its re-check eval id
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}  # an absent key stays absent
+        out = {k: v for k, v in asdict(self).items() if v is not None}  # an absent key stays absent
+        if self.front is not None:
+            out["front"] = [p.to_json() for p in self.front]
+        if self.baselines is not None:
+            out["baselines"] = {n: b.to_json() for n, b in self.baselines.items()}
+        return out
 
     @classmethod
     def from_json(cls, d: Any) -> RecheckBlock:

@@ -29,6 +29,7 @@ from paretosched.search.options import FocusSpec
 from paretosched.search.problem import tell_objectives
 from paretosched.search.resample import refresh_objectives
 from paretosched.search.checkpoint import Checkpoint
+from paretosched.search.constraints import violation
 from paretosched.search.study import Study, baseline_config
 from paretosched.sim.engine.metrics import mean_metrics
 
@@ -36,8 +37,9 @@ from paretosched.sim.engine.metrics import mean_metrics
 def baseline_specs(study: Study, seeds: list[int], order: list[int]) -> list[Spec]:
     """The study's baselines to run before the search: each on the search seeds, the focus
     baseline on `order` (every seed a genome may reach)."""
-    name = study.focus.baseline if study.focus is not None else None
-    return [Spec("baseline", baseline_config(study.base, over), order if b == name else seeds, name=b)  # type: ignore[arg-type]
+    every = {study.focus.baseline} if study.focus is not None else set()
+    every |= {c.max_vs for c in study.constraints if c.max_vs is not None}  # compared on a genome's seeds too
+    return [Spec("baseline", baseline_config(study.base, over), order if b in every else seeds, name=b)  # type: ignore[arg-type]
             for b, over in study.baselines.items()]
 
 
@@ -48,6 +50,7 @@ class Focus:
     def __init__(self, spec: FocusSpec | None, ledger: Ledger, signs: np.ndarray, state: Checkpoint,
                  say: Callable[[str], None] = print) -> None:
         self.name = spec.baseline if spec is not None else None
+        self.limits = ledger.limits  # a study's constraints (never beside a focus: study.py refuses both)
         self.ledger, self.signs, self.state = ledger, signs, state  # state.baseline_ids: once the baselines ran
         self.say, self._said = say, False
         self._means: dict[int, np.ndarray] = {}
@@ -64,7 +67,12 @@ class Focus:
         refresh_objectives(pop, ids, self.ledger, self.signs, self.g(ids))
 
     def g(self, ids: list[int]) -> np.ndarray | None:
-        """G for the rows `ids` (any value where a row failed); None when off or the baseline failed."""
+        """G for the rows `ids` (any value where a row failed); None when off or the baseline failed.
+        With constraints: -1 where a row meets them, else its total violation (pymoo's constraint
+        domination then ranks the infeasible by it)."""
+        if self.limits:
+            return np.array([-1.0 if not self.ledger.ok(i) or self.ledger.rows[i].feasible
+                             else violation(self.ledger.rows[i].constraints) for i in ids])
         bid = self.state.baseline_ids.get(self.name) if self.name is not None else None
         if bid is None:
             return None

@@ -102,8 +102,10 @@ def check_cost(study: Any, src: str) -> str:
     n_seeds = len(study.seeds) if isinstance(study.seeds, list) else int(study.seeds)
     n_base = len(study.baselines) * n_seeds
     focus, spec = getattr(study, "focus", None), getattr(study, "resampling", None)
-    if focus is not None and spec is not None and spec.max_seeds > n_seeds:
-        n_base += spec.max_seeds - n_seeds  # the focus baseline runs on every seed a genome may reach
+    every = {focus.baseline} if focus is not None else set()
+    every |= {c.max_vs for c in getattr(study, "constraints", []) if c.max_vs is not None}
+    if spec is not None and spec.max_seeds > n_seeds:
+        n_base += len(every) * (spec.max_seeds - n_seeds)  # these baselines run on every seed a genome may reach
     limit = f"up to {total} simulations" if total is not None else "simulations until the wall time"
     wall = f", stops after {study.budget.wall_time_s:g} s" if study.budget.wall_time_s is not None else ""
     spec = getattr(study, "resampling", None)

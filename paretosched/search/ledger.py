@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from paretosched.errors import UserError
+from paretosched.search.constraints import Limits
 from paretosched.search.evaluate import Engine
 from paretosched.search.runlog import LOG, Evaluation, SeedResult, append_rows, read_evaluations
 from paretosched.search.space import canonical
@@ -60,9 +61,10 @@ def row_key(row: Evaluation) -> str:
 class Ledger:
     """Rows by eval id, identities, and the replay of rows logged by an interrupted session."""
 
-    def __init__(self, run_dir: Path, objectives: list[str], next_eval_id: int = 0) -> None:
+    def __init__(self, run_dir: Path, objectives: list[str], next_eval_id: int = 0, limits: Limits | None = None) -> None:
         self.run_dir = run_dir
         self.objectives = objectives
+        self.limits = limits  # the study's constraints: their values go into each new row
         self.rows: dict[int, Evaluation] = {}
         self.pending: dict[int, Evaluation] = {}
         self.by_key: dict[str, int] = {}
@@ -131,6 +133,8 @@ class Ledger:
             self.rows[eid] = row
             self._link(row)
             new_rows.append(row)
+        # after the whole batch: a re-check's `max_vs` reads its baseline's re-check of the same batch
+        new_rows = [self._judged(r) for r in new_rows]
         append_rows(self.run_dir, new_rows)  # one generation at a time, in eval id order
         return ids
 
@@ -150,12 +154,21 @@ class Ledger:
             row = self.pending.pop(eid)
         else:
             row = make_row(eid, spec, generation, [results[s] for s in spec.seeds], self.objectives)
+            self.rows[eid] = row  # the baselines are told first, so a `max_vs` finds its baseline's row
+            row = self._judged(row)
             self._unlogged.append(row)
         self.next_id += 1
         self.by_key[key] = eid
         self.rows[eid] = row
         self._link(row)
         return eid
+
+    def _judged(self, row: Evaluation) -> Evaluation:
+        """The row with its constraint values (constraints.py), kept in `rows`."""
+        if self.limits:
+            row = replace(row, constraints=self.limits.values(row, self.rows))
+            self.rows[row.eval_id] = row
+        return row
 
     def flush(self) -> None:
         """Log the rows `record` made, in one write and fsync (an fsync per row costs the search

@@ -38,7 +38,8 @@ from paretosched.search.fidelity import make_screener
 from paretosched.search.focus import Focus, baseline_specs
 from paretosched.search.screening import room, widened
 from paretosched.search.steady import SteadyLoop
-from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds
+from paretosched.search.constraints import Limits, front_pool, violation
+from paretosched.search.study import STUDY_FILE, Study, algorithm_seed, extra_seeds, reference_baseline
 from paretosched.search.summary import Summary, mark_interrupted, summary_of, versions, write_summary
 from paretosched.search.verdict import overfit_line, recheck_block
 from paretosched.search import pareto
@@ -131,7 +132,8 @@ class SearchRun:
             restore_into(state, self._algorithm([]), run_dir)
         self.state: Checkpoint = state
         self.algo = state.algorithm
-        self.ledger = Ledger(run_dir, self.names, state.next_eval_id)
+        self.ledger = Ledger(run_dir, self.names, state.next_eval_id, Limits(study.constraints))
+        self.reference = reference_baseline(study)
         if restored:
             check_consistent(state, self.ledger.rows, list(study.baselines), len(self.names), run_dir,
                              self._population_ids)
@@ -284,7 +286,13 @@ class SearchRun:
         return pop
 
     def _fix_reference(self, gen0_ids: list[int]) -> None:
-        """Reference point from generation 0 and baselines, fixed for the rest of the run."""
+        """Reference point fixed for the rest of the run: the reference baseline's values (the
+        hypervolume then measures what beats it), else from generation 0 and the baselines."""
+        bid = self.state.baseline_ids.get(self.reference) if self.reference else None
+        if bid is not None and self.ledger.ok(bid):
+            self.state.ref = [float(v) for v in self.ledger.objective_vector(bid, self.signs)]
+            self.state.ref_source = f"baseline {self.reference}"
+            return
         ids = [i for i in [*gen0_ids, *self.state.baseline_ids.values()] if self.ledger.ok(i)]
         if ids:
             F = np.array([self.ledger.objective_vector(i, self.signs) for i in ids])
@@ -305,6 +313,8 @@ class SearchRun:
 
     def _front_ids(self) -> list[int]:
         ok = [i for i in self._search_ids() if self.ledger.ok(i)]
+        # pymoo's constraint domination: the feasible genomes, or the least infeasible when none is
+        ok = [ok[k] for k in front_pool([violation(self.ledger.rows[i].constraints) for i in ok])]
         if not ok:
             return []
         F = np.array([self.ledger.objective_vector(i, self.signs) for i in ok])
@@ -324,16 +334,23 @@ class SearchRun:
         front = self._front_ids()
         search = self._search_ids()
         best = {}
-        ok = [i for i in search if self.ledger.ok(i)]
+        # over the front: the same values as over every success (each objective's best is on the
+        # front), but only the feasible ones when the study has constraints
         for k, o in enumerate(self.names):
-            vals = [self.ledger.rows[i].objective_values([o])[0] for i in ok]
+            vals = [self.ledger.rows[i].objective_values([o])[0] for i in front]
             if vals:
                 best[o] = float(min(vals) if self.signs[k] > 0 else max(vals))
+        point = None
+        if front:  # one front point's own values, for the progress line (bests above come from different points)
+            F = np.array([self.ledger.objective_vector(i, self.signs) for i in front])
+            eid = front[pareto.balanced(F)]
+            point = {"eval_id": eid, **{o: float(v) for o, v in zip(self.names, self.ledger.rows[eid].objective_values(self.names))},
+                     **({"feasible": self.ledger.rows[eid].feasible} if self.study.constraints else {})}
         known_before = self.state.generations[-1].n_rows if self.state.generations else 0
         return Generation(generation=gen, evaluations=self.state.n_told,
                           new_evaluations=len(set(ids) - set(range(known_before))),
                           failures=sum(1 for i in set(ids) if not self.ledger.ok(i) and i >= known_before),
-                          hv=self._hv(front), front_size=len(front), best=best, resampled=resampled,
+                          hv=self._hv(front), front_size=len(front), best=best, resampled=resampled, point=point,
                           failures_total=sum(1 for i in search if not self.ledger.ok(i)), n_rows=self.ledger.next_id)
 
     # ----------------------------------------------------------------------------------------
@@ -370,7 +387,7 @@ class SearchRun:
         # back to the search values and says so (verdicts_on), as with `recheck: 0`
         seeds = list(self.study.recheck or []) if recheck_ids else []  # type: ignore[arg-type]
         return recheck_block(self.ledger.rows, self.names, self.signs, seeds, front, self.state.baseline_ids,
-                             recheck_ids)
+                             recheck_ids, limited=bool(self.study.constraints), reference=self.reference)
 
     def _require_a_success(self) -> None:
         """A run whose every evaluation failed is an error (exit 2), however often it is resumed."""

@@ -76,3 +76,12 @@ def reference_from(F: np.ndarray) -> np.ndarray:
     span = worst - best
     span = np.where(span > 0, span, np.maximum(np.abs(worst), 1.0))
     return worst + REF_MARGIN * span
+
+
+def balanced(F: np.ndarray) -> int:
+    """Index of the point with the smallest sum of min-max scaled objectives (the first on ties):
+    one point to show for a front (a column flat over the front scales to 0)."""
+    F = np.asarray(F, dtype=float)
+    lo, hi = F.min(axis=0), F.max(axis=0)
+    S = ((F - lo) / np.where(hi > lo, hi - lo, 1.0)).sum(axis=1)
+    return int(np.flatnonzero(S <= S.min() + 1e-12 * max(1.0, abs(S.min())))[0])

@@ -29,7 +29,7 @@ class Progress:
                              dynamic_ncols=True)
 
     def update(self, done: int, record: Generation) -> None:
-        best = " ".join(f"{k}={v:.4g}" for k, v in record.best.items())
+        best = _point(record)
         hv_s = f"{record.hv:.4g}" if record.hv is not None else "-"
         if self._bar is not None:
             self._bar.n, self._carry = done, 0.0
@@ -65,6 +65,17 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _point(record: Generation) -> str:
+    """'front 7, eval 41: energy_kwh=12.3 mean_bsld=4.5': one front point's own values (never
+    the best of each objective side by side: those come from different points)."""
+    p = record.point
+    if not p:
+        return f"front {record.front_size}"
+    values = " ".join(f"{k}={v:.4g}" for k, v in p.items() if k not in ("eval_id", "feasible") and isinstance(v, (int, float)))
+    flag = " (infeasible: none meets the constraints yet)" if p.get("feasible") is False else ""
+    return f"front {record.front_size}, eval {p.get('eval_id')}: {values}{flag}"
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -24,6 +24,7 @@ import numpy as np
 from pymoo.core.population import Population
 
 from paretosched.search.evaluate import Engine
+from paretosched.search.constraints import front_pool, violation
 from paretosched.search.ledger import Ledger, Spec
 from paretosched.search.problem import FAILED_PENALTY, constraints
 from paretosched.search import pareto
@@ -132,10 +133,15 @@ class Resampler:
                    if s.supersedes is not None)
 
     def _archive(self) -> list[int]:
-        """Current rows of every successful search genome, in eval id order."""
+        """Current rows of every successful search genome, in eval id order; with constraints only
+        those the front is drawn from (constraints.front_pool), so that every genome near that front
+        gets its seeds, whatever infeasible genome dominates it."""
         rows = self.ledger.rows
-        return [i for i in sorted(rows) if rows[i].kind == "search" and i not in self.ledger.successor
-                and self.ledger.ok(i)]
+        ids = [i for i in sorted(rows) if rows[i].kind == "search" and i not in self.ledger.successor
+               and self.ledger.ok(i)]
+        if self.ledger.limits:
+            ids = [ids[k] for k in front_pool([violation(rows[i].constraints) for i in ids])]
+        return ids
 
 
 def refresh_objectives(pop: Population, ids: list[int], ledger: Ledger, signs: np.ndarray,

@@ -104,10 +104,17 @@ class Evaluation:
     objectives: dict[str, float] | None = None  # objective -> mean over seeds, natural sign
     error: str | None = None
     wall_s: float = 0.0
+    # the study's constraints (search/constraints.py), in its order; None: no constraints or failed
+    constraints: list[float | None] | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def feasible(self) -> bool:
+        """Meets every judged constraint (rows of a study without constraints always do)."""
+        return all(v is None or v <= 0 for v in self.constraints or [])
 
     def objective_values(self, names: list[str]) -> list[float]:
         """The objectives in `names` order (natural sign); only for a successful evaluation."""
@@ -120,7 +127,9 @@ class Evaluation:
                 "recheck_of": self.recheck_of, "supersedes": self.supersedes, "genome": self.genome, "x": self.x,
                 "config": self.config, "seeds": self.seeds, "per_seed": [s.to_json() for s in self.per_seed],
                 "metrics": self.metrics, "objectives": self.objectives, "status": self.status,
-                "error": self.error, "wall_s": self.wall_s}
+                "error": self.error, "wall_s": self.wall_s,
+                # only with constraints: the logs of studies without them stay as they were
+                **({} if self.constraints is None else {"constraints": self.constraints})}
 
     @classmethod
     def from_json(cls, d: Any) -> Evaluation:
@@ -140,7 +149,10 @@ class Evaluation:
         # are finite (make_row), so a NaN or a string here is damage, not a convention
         _numbers(d, "metrics")
         _numbers(d, "objectives")
-        return cls(eval_id=d["eval_id"], kind=str(_opt(d, "kind", str, "search")),
+        cons = _opt(d, "constraints", list)
+        if cons is not None and not all(v is None or finite(v) for v in cons):
+            raise _bad("constraints: expected finite numbers or null")
+        return cls(constraints=cons, eval_id=d["eval_id"], kind=str(_opt(d, "kind", str, "search")),
                    generation=int(_opt(d, "generation", int, -1)), seeds=list(seeds),
                    per_seed=[SeedResult.from_json(s) for s in _opt(d, "per_seed", list, [])],
                    status=status, genome=_opt(d, "genome", dict) or {},
@@ -240,12 +252,16 @@ class Generation:
     resampled: int = 0  # seed results resampling added
     failures_total: int = 0  # failed current search rows so far
     n_rows: int = 0  # rows logged once this generation was done
+    # one front point (pareto.balanced) with its own values: eval_id, each objective (and feasible,
+    # with constraints); `best` pairs values of different points
+    point: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The entry of summary.json's `generations`."""
         return {"generation": self.generation, "evaluations": self.evaluations,
                 "new_evaluations": self.new_evaluations, "failures": self.failures, "hv": self.hv,
-                "front_size": self.front_size, "best": self.best, "resampled": self.resampled}
+                "front_size": self.front_size, "best": self.best, "resampled": self.resampled,
+                **({} if self.point is None else {"point": self.point})}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from pydantic_core import PydanticCustomError
 
 from paretosched.config import config_from_dict, load_config
 from paretosched.errors import UserError
+from paretosched.search.constraints import Constraint, check_constraints
+from paretosched.search.current import resolve_baseline
 from paretosched.search.genes import Gene, StrictModel as _Strict, check_gene
 from paretosched.search.options import (AlgorithmSpec, Budget, FocusSpec, ParallelSpec, ResamplingSpec,
                                         ScreeningSpec)
@@ -157,6 +159,11 @@ class Study(_Strict):
     reference_point: dict[str, float] | None = Field(None, description="hypervolume reference, natural sign")
     screening: ScreeningSpec | None = Field(None, description="surrogate pre-screening of offspring; null = off")
     focus: FocusSpec | None = Field(None, description="search the trade-offs that beat this baseline; null = off")
+    constraints: list[Constraint] = Field(default_factory=list, description="limits on metrics (constraints.py)")
+    reference: str | None = Field(None, description="the baseline the verdicts, % columns and hypervolume reference "
+                                  "point are measured against; null = the baseline named `current`, if any")
+    slurm_confs: dict[str, dict[str, str]] = Field(default_factory=dict, description="written by resolution: the slurm.conf "
+                                        "each `from_slurm_conf` baseline was decoded from")
     evaluator: str | None = Field(None, description="'module:function' (config dict, seed) -> metrics; null = the twin")
     cache: bool = True
     cache_dir: str | None = None
@@ -247,7 +254,9 @@ def resolve_study(study: Study, path: Path) -> Study:
         raise UserError(f"{src}: reference_point: give one value per objective ({', '.join(study.objective_names)})")
     for gene_path, gene in study.search.items():
         check_gene(base, gene_path, gene, src)
-    for bname, override in study.baselines.items():
+    confs = dict(study.slurm_confs)
+    baselines = {b: resolve_baseline(b, o, path.parent, src, confs) for b, o in study.baselines.items()}
+    for bname, override in baselines.items():
         merged = baseline_config(base, override)
         try:
             config_from_dict(merged, f"{src}: baselines.{bname}")
@@ -256,6 +265,10 @@ def resolve_study(study: Study, path: Path) -> Study:
     if study.focus is not None and study.focus.baseline not in study.baselines:
         raise UserError(f"{src}: focus.baseline: {study.focus.baseline!r} is not one of the study's baselines"
                         f"{did_you_mean(study.focus.baseline, study.baselines) or _known(study.baselines)}")
+    check_constraints(study.constraints, list(study.baselines), study.focus is not None, names, src)
+    if study.reference is not None and study.reference not in study.baselines:
+        raise UserError(f"{src}: reference: {study.reference!r} is not one of the study's baselines"
+                        f"{did_you_mean(study.reference, study.baselines) or _known(study.baselines)}")
     if study.focus is not None and len(study.objectives) > 2:  # NSGA-III's survival would freeze the population
         raise UserError(f"{src}: focus: needs 2 objectives (NSGA-II); this study has {len(study.objectives)}")
     if study.evaluator is not None:
@@ -275,7 +288,14 @@ def resolve_study(study: Study, path: Path) -> Study:
     cache_dir = study.cache_dir
     if cache_dir is not None and not Path(cache_dir).is_absolute():
         cache_dir = str((path.parent / cache_dir).resolve())
-    return study.model_copy(update={"base": base, "seeds": seeds, "recheck": recheck, "cache_dir": cache_dir})
+    return study.model_copy(update={"base": base, "seeds": seeds, "recheck": recheck, "cache_dir": cache_dir,
+                                    "baselines": baselines, "slurm_confs": confs})
+
+
+def reference_baseline(study: Study) -> str | None:
+    """The baseline results are measured against: `reference`, else the one named `current`."""
+    return study.reference or ("current" if "current" in study.baselines else None)
+
 
 
 def _known(names: Any) -> str:

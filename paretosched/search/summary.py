@@ -28,7 +28,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "reference_point_source": str, "generations": list, "n_evaluations": int, "n_told": int, "n_failed": int,
     "n_simulations": int, "n_cache_hits": int, "front": list, "hv": _NUMBER, "baselines": dict, "recheck": dict,
     "n_resampled": int, "n_screened": int, "resampling": dict, "speculation": dict, "seeds": list, "elapsed_s": _NUMBER, "versions": dict, "files": dict,
-    "format": int}
+    "format": int, "reference": str, "constraints": list}
 
 
 @dataclass
@@ -62,6 +62,8 @@ class Summary:
     versions: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
     format: int = 1
+    reference: str | None = None  # the baseline the verdicts' % columns and the reference point measure against
+    constraints: list[str] = field(default_factory=list)  # the study's constraints, as labels
 
     @property
     def twin(self) -> str | None:
@@ -99,8 +101,10 @@ def generation_from_json(d: Any) -> Generation | None:
     counts = {k: as_int(d.get(k)) or 0 for k in ("evaluations", "new_evaluations", "failures", "front_size",
                                                "resampled")}
     hv = d.get("hv")
+    point = d.get("point")
     return Generation(generation=d["generation"], hv=hv if is_num(hv) else None,
-                      best=as_values(d.get("best")) or {}, **counts)  # type: ignore[arg-type]
+                      best=as_values(d.get("best")) or {}, point=point if isinstance(point, dict) else None,
+                      **counts)  # type: ignore[arg-type]
 
 
 def write_summary(run_dir: Path, summary: Summary) -> None:
@@ -171,7 +175,8 @@ def summary_of(run: Any, front: list[int], final: bool, recheck: RecheckBlock) -
         speculation=Speculation.from_json((run.state.steady or {}).get("speculation")),
         seeds=run.seeds, elapsed_s=round(run._elapsed(), 3),
         versions=versions(),
-        files={"log": LOG})
+        files={"log": LOG}, reference=run.reference,
+        constraints=[c.label for c in run.study.constraints])
 
 
 def versions() -> dict[str, str]:

@@ -58,20 +58,29 @@ def rel_change(search: dict[str, float], recheck: dict[str, float], names: list[
 
 
 def recheck_block(rows: dict[int, Evaluation], names: list[str], signs: np.ndarray, seeds: list[int],
-                  front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int]) -> RecheckBlock:
+                  front: list[int], baselines: dict[str, int], recheck_ids: dict[int, int],
+                  limited: bool = False, reference: str | None = None) -> RecheckBlock:
     """summary.json's `recheck` (docs/rundir.md): front and baselines on the fresh seeds, verdicts.
 
     Without re-check seeds (a study's `recheck: 0`) the verdicts fall back to the search values
-    and `verdicts_on` says so: "no baseline dominated" must never stand for "not re-checked"."""
+    and `verdicts_on` says so: "no baseline dominated" must never stand for "not re-checked".
+    `limited`: the study has constraints, judged again on the re-check; `reference`: the baseline
+    the `vs_reference` ratios are measured against."""
     def part(eid: int) -> dict[str, Any]:
         rc = rows.get(recheck_ids[eid]) if eid in recheck_ids else None
         per_seed = _per_seed(rc, names)
-        return {"eval_id": eid, "recheck_eval_id": None if rc is None else rc.eval_id,
-                "search": _values(rows[eid], names), "n_search_seeds": len(rows[eid].seeds),
-                "objectives": _values(rc, names), "per_seed": per_seed, "std": _std(per_seed, names)}
+        out = {"eval_id": eid, "recheck_eval_id": None if rc is None else rc.eval_id,
+               "search": _values(rows[eid], names), "n_search_seeds": len(rows[eid].seeds),
+               "objectives": _values(rc, names), "per_seed": per_seed, "std": _std(per_seed, names)}
+        if limited:  # a point feasible on its search seeds may not be on fresh ones
+            judged = rc if seeds and rc is not None and rc.ok else rows[eid]
+            out.update(constraints=rows[eid].constraints, recheck_constraints=None if rc is None else rc.constraints,
+                       feasible=judged.ok and judged.feasible)
+        return out
 
     key = "objectives" if seeds else "search"  # what the verdicts are decided on
     base = {name: BaselineCheck(**part(bid)) for name, bid in baselines.items()}
+    ref = getattr(base.get(reference), key) if reference in base else None  # type: ignore[arg-type]
     out_front = []
     for eid in front:
         p = FrontCheck(**part(eid))
@@ -82,6 +91,10 @@ def recheck_block(rows: dict[int, Evaluation], names: list[str], signs: np.ndarr
     for p in out_front:  # the front may not stay one on fresh seeds: which points fall behind another
         p.dominated_by_front = [q.eval_id for q in out_front if seeds and q is not p and p.objectives
                                 and q.objectives and _dominates(q.objectives, p.objectives, names, signs)]
+    for p in [*out_front, *base.values()]:
+        own = getattr(p, key)
+        if ref and own:
+            p.vs_reference = {o: vs(own.get(o), ref.get(o)) for o in names}
     for b in base.values():
         b.dominated_by = [p.eval_id for p in out_front if getattr(p, key) and getattr(b, key)
                           and _dominates(getattr(p, key), getattr(b, key), names, signs)]
@@ -99,6 +112,11 @@ def recheck_block(rows: dict[int, Evaluation], names: list[str], signs: np.ndarr
                         dominated_baselines=[n for n, b in base.items() if b.dominated_by],
                         median_rel_change=median, median_rel_stderr=stderr,
                         eval_ids={str(k): v for k, v in sorted(recheck_ids.items())})
+
+
+def vs(value: float | None, reference: float | None) -> float | None:
+    """(value - reference) / |reference|: the "vs current" ratio; None where either is missing or 0."""
+    return None if value is None or not reference else (value - reference) / abs(reference)
 
 
 def _percents(values: dict[str, float | None]) -> str:
@@ -119,11 +137,15 @@ def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:.4g}"
 
 
-def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None = None) -> str:
-    """The end-of-run report of `optimise` as plain aligned text."""
+def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None = None,
+                  next_lines: list[str] | None = None) -> str:
+    """The end-of-run report of `optimise` as plain aligned text. `next_lines`: commands to add
+    after the explore and export ones (the CLI's printer knows the study's slurm.conf)."""
     names = [o["name"] for o in summary.objectives]
     rc = summary.recheck
     seeds = rc.seeds or []
+    ref = summary.reference if summary.reference in (rc.baselines or {}) else None
+    limits = summary.constraints
     lines = [f"{summary.study}: {summary.status} ({summary.stop_reason}), "
              f"{summary.n_evaluations} genomes, {summary.n_simulations} simulations, "
              f"{len(summary.front)} front points"]
@@ -131,24 +153,36 @@ def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None =
         lines.append(cache_note(Path(run_dir), summary.n_cache_hits, summary.n_simulations))
     if seeds:
         spread = " (values: mean +- std over them)" if len(seeds) > 1 else " (one seed: no spread)"
-        lines.append(f"re-check on {len(seeds)} fresh seed{'s' if len(seeds) > 1 else ''} {seeds}{spread}")
+        lines.append(f"fresh seeds: the re-check on {len(seeds)} seed{'s' if len(seeds) > 1 else ''} {seeds} the search "
+                     f"never used{spread}; search seeds: the seeds the search selected on (they flatter the front)")
     else:
         lines.append("no re-check (study recheck: 0): verdicts below are on the search seeds")
+    if ref:
+        lines.append(f"vs {ref}: (value - {ref}'s) / {ref}'s on the {'fresh' if seeds else 'search'} seeds")
+    if limits:
+        lines.append(f"constraints: {'; '.join(limits)} (judged on the {'fresh' if seeds else 'search'} seeds)")
 
     def cells(entry: PointCheck) -> dict[str, str]:
         out: dict[str, str] = {}
         for o in names:
-            out[f"{o} search"] = _num((entry.search or {}).get(o))
+            out[f"{o} search seeds"] = _num((entry.search or {}).get(o))
             v, sd = (entry.objectives or {}).get(o), (entry.std or {}).get(o)
             if sd is not None and sd <= 1e-9 * abs(v or 1.0):
                 sd = 0.0  # float noise of a mean over identical values
-            out[f"{o} re-check"] = "-" if v is None else f"{v:.4g} +- {sd:.2g}" if sd is not None else f"{v:.4g}"
+            if seeds:
+                out[f"{o} fresh seeds"] = "-" if v is None else f"{v:.4g} +- {sd:.2g}" if sd is not None else f"{v:.4g}"
+            if ref:
+                r = (entry.vs_reference or {}).get(o)
+                out[f"{o} vs {ref}"] = "-" if r is None else f"{100 * r:+.1f}%"
+        if limits:
+            out["constraints"] = "-" if entry.feasible is None else "met" if entry.feasible else \
+                "NOT MET: " + _unmet(entry, limits, bool(seeds))
         return out
 
     front_rows = [{"eval": p.eval_id, "seeds": p.n_search_seeds, **cells(p),
                    "dominated by": ", ".join(p.dominated_by_baseline) or "-"} for p in rc.front or []]
     if front_rows:
-        lines += ["", "front (search: mean over the genome's seeds)", _render(front_rows)]
+        lines += ["", "front (search seeds: mean over the genome's own seeds, the number in `seeds`)", _render(front_rows)]
     base_rows = [{"baseline": n, **cells(b), "dominated by": _ids(b.dominated_by)}
                  for n, b in (rc.baselines or {}).items()]
     if base_rows:
@@ -160,22 +194,33 @@ def summary_table(summary: Summary, run_dir: str, picks: dict[str, int] | None =
     if flagged:
         lines.append(f"warning: front points {', '.join(flagged)} are dominated by a baseline on the "
                      f"{rc.verdicts_on or 're-check seeds'}")
+    unmet = [str(p.eval_id) for p in rc.front or [] if p.feasible is False]
+    if unmet and len(unmet) == len(rc.front or []):
+        lines.append("no front point meets the constraints: export refuses every pick (loosen a limit, or search longer)")
+    elif unmet:
+        lines.append(f"front points {', '.join(unmet)} do not meet the constraints: no pick or export chooses them")
     behind = [f"{p.eval_id} (by {', '.join(map(str, p.dominated_by_front))})" for p in rc.front or []
               if p.dominated_by_front]
     if behind:
         lines.append(f"on the re-check seeds, front points fall behind other front points: {'; '.join(behind)}")
     if summary.hv == 0 and summary.front:
-        ref = summary.reference_point or {}
-        lines.append(f"warning: hypervolume 0: no front point is better than the reference point {ref} in every "
-                     f"objective (a study's reference_point set below the front?)")
+        refp = summary.reference_point or {}
+        lines.append(f"warning: hypervolume 0: no front point is better than the reference point {refp} in every "
+                     f"objective ({summary.reference_point_source or 'a study reference_point set below the front?'})")
     ov = overfit_line(rc)
     if ov:
         lines.append(f"overfit (median |re-check - search| / search over the front): {ov}")
     if picks:
         lines.append("picks: " + ", ".join(f"{k} = eval {v}" for k, v in picks.items()))
     lines += ["", "next:", f"  paretosched explore {run_dir} --open",
-              f"  paretosched export {run_dir} --pick balanced -o best.yaml"]
+              f"  paretosched export {run_dir} --pick balanced -o best.yaml", *(f"  {c}" for c in next_lines or [])]
     return "\n".join(lines)
+
+
+def _unmet(entry: PointCheck, labels: list[str], fresh: bool) -> str:
+    """'p95_wait_s <= 7200 (+12%)': the constraints a point exceeds, by how much of the limit."""
+    values = (entry.recheck_constraints if fresh and entry.recheck_constraints is not None else entry.constraints) or []
+    return ", ".join(f"{lab} ({100 * v:+.0f}%)" for lab, v in zip(labels, values) if v is not None and v > 0) or "?"
 
 
 def _ids(ids: list[int], most: int = 4) -> str:

@@ -103,7 +103,7 @@ def test_the_end_of_run_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     out = capsys.readouterr().out
     s = summary(tmp_path / "run")
     rc = s["recheck"]
-    assert f"re-check on 3 fresh seeds {rc['seeds']}" in out
+    assert f"fresh seeds: the re-check on 3 seeds {rc['seeds']} the search never used" in out
     assert f"dominated on the re-check seeds: {', '.join(rc['dominated_baselines'])} " in out
     overfit = ", ".join(f"{o} {100 * v:.1f}%" for o, v in rc["median_rel_change"].items()) + " (re-check's"
     assert f"overfit (median |re-check - search| / search over the front): {overfit}" in out
@@ -113,7 +113,7 @@ def test_the_end_of_run_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert f"paretosched explore {tmp_path / 'run'} --open" in out
     assert f"paretosched export {tmp_path / 'run'} --pick balanced -o best.yaml" in out
     # one line per front point and per baseline, the eval id first
-    table = out.split("front (search: mean over the genome's seeds)\n")[1].split("\n\n")[0].splitlines()
+    table = out.split("front (search seeds: mean over the genome's own seeds, the number in `seeds`)\n")[1].split("\n\n")[0].splitlines()
     assert [int(line.split()[0]) for line in table[1:]] == s["front"]
     # strict JSON: no NaN or Infinity where a value is missing
     json.loads((tmp_path / "run" / "summary.json").read_text(), parse_constant=lambda c: pytest.fail(c))

@@ -173,6 +173,11 @@ EXTREMES = [1e308, -1e308, 5e-324, 1e-300, -0.0, 2**64]
 
 
 def _set(data: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    if key.startswith("constraints."):  # a list of limits: one limit with the value
+        leaf = key.split(".")[1]
+        data["constraints"] = [{"metric": "mean_bsld", leaf: value, **({"max_vs": "b"} if leaf == "factor" else {})}]
+        data["baselines"] = {"b": {}}
+        return data
     node = data
     *parents, leaf = key.split(".")
     for p in parents:
