@@ -26,7 +26,7 @@ from pydantic import field_validator, model_validator
 
 from paretosched.errors import UserError
 from paretosched.search.genes import StrictModel
-from paretosched.sim.metrics import mean_metrics
+from paretosched.sim.engine.metrics import mean_metrics
 from paretosched.yamlio import did_you_mean
 
 
