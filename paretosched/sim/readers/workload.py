@@ -84,6 +84,7 @@ class RawJobs:
     req_mem_kb: list[float] = field(default_factory=list)
     bw: list[float] = field(default_factory=list)  # -1 when the trace has none
     user: list[int] = field(default_factory=list)  # SWF field 12 (-1 unknown): Slurm fair-share
+    partition: list[int] = field(default_factory=list)  # SWF field 16 (-1 unknown): Slurm partitions
     digest: str = ""
     lines_read: int = 0  # job lines of the trace read, up to the window's end
 
@@ -95,7 +96,8 @@ class Job:
     """A job as the twin sees it. Static fields first, then the twin's run-time state."""
 
     __slots__ = ("id", "submit", "size", "req_time", "ops", "req_ops", "mem", "bw",
-                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq", "user")
+                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq", "user",
+                 "partition")
 
     def __init__(self, jid: int, submit: float, size: int, req_time: float, ops: float,
                  req_ops: float, mem: float, bw: float, seq: int, ref_run: float) -> None:
@@ -118,6 +120,7 @@ class Job:
         self.energy = 0.0
         self.nodes: tuple[int, ...] = ()
         self.user = -1  # SWF user id, for fair-share
+        self.partition = -1  # SWF partition number (field 16), for the slurm kind's partitions
 
     def __repr__(self) -> str:
         return f"Job({self.id}, submit={self.submit}, size={self.size}, req={self.req_time})"
@@ -217,6 +220,7 @@ def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:
     raw.req_mem_kb.append(vals[9])
     raw.bw.append(vals[18] if len(vals) == 19 else -1.0)
     raw.user.append(int(vals[11]))
+    raw.partition.append(int(vals[15]))
 
 
 def _field(tok: str, i: int, path: str, line_no: int) -> float:
@@ -370,6 +374,7 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
         jobs.append(Job(raw.job_id[i], raw.submit[i], size, req, actual * ref_speed,
                         req * ref_speed, mem, bw, len(jobs), ref_run=actual))
         jobs[-1].user = raw.user[i] if raw.user else -1
+        jobs[-1].partition = raw.partition[i] if raw.partition else -1
     jobs.sort(key=lambda j: (j.submit, j.seq))
     # submit times become relative to the window's first submission, whatever its absolute
     # value (HDeepRM skipped this when the first job submitted at t = 0); seq keeps arrival order

@@ -103,7 +103,8 @@ def twin_inputs(record: str | Path, tmp: Path) -> tuple[dict[str, Any], list[str
     dump = tmp / "sacct.txt"
     dump.write_text(sacct_dump(results, meta["t0_epoch"], json.loads((Path(record) / "workload.json").read_text())))
     swf = tmp / "jobs.swf"
-    write_swf(read_sacct(dump), swf)
+    # SWF field 16 numbers partitions as the slurm.conf lists them (scheduler.partitions' order)
+    write_swf(read_sacct(dump, conf.partition_names()), swf)
     cfg = {"platform": platform, "workload": {"path": str(swf)}, "model": {"interference": "none"},
            "scheduler": sched, "seed": 0}
     return cfg, notes

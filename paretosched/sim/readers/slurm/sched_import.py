@@ -98,6 +98,7 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
                      "lowest_power_first, efficiency_first): node_order platform")
         order = "platform"
     out["node_order"] = order
+    out["partitions"] = partitions_from_conf(conf, names, notes)
     exc = conf.param("suspendexcnodes")
     if exc:
         out["suspend_exc_nodes"] = _exc_count(conf, exc, plat, order, names)
@@ -163,7 +164,47 @@ def _select_type(conf: SlurmConf, notes: list[str]) -> str:
         elif over in ("YES", "FORCE"):
             notes.append(f"{where}: OverSubscribe={over} (jobs sharing resources, gang scheduling) is not "
                          "modelled: no two jobs share a core")
-    if len(conf.partitions) > 1:
-        notes.append(f"{len(conf.partitions)} partitions: the twin schedules one queue over all nodes "
-                     "(partition node sets and PriorityTier are not modelled)")
     return kind
+
+
+# partition keys that change no schedule of the twin, or that it reads elsewhere (OverSubscribe: select_type)
+_PART_KNOWN = {"partitionname", "nodes", "prioritytier", "default", "state", "oversubscribe", "shared"}
+
+
+def partitions_from_conf(conf: SlurmConf, names: list[str], notes: list[str]) -> list[dict[str, Any]]:
+    """The PartitionName lines as `scheduler.partitions` (in slurm.conf order: SWF field 16 numbers
+    them from 1, as `trace import --slurm-conf` does); `PartitionName=DEFAULT` lines set the keys of
+    the lines after them, as in Slurm. Empty when there are none (one queue over all nodes)."""
+    out: list[dict[str, Any]] = []
+    defaults: dict[str, str] = {}
+    known = set(names)
+    for keys, where in conf.partitions:
+        if keys["partitionname"].upper() == "DEFAULT":
+            defaults.update({k: v for k, v in keys.items() if k != "partitionname"})
+            continue
+        keys = {**defaults, **keys}
+        name = keys["partitionname"]
+        nodes = keys.get("nodes", "")
+        if nodes.upper() != "ALL":
+            try:
+                listed = expand(nodes)
+            except ValueError as exc:
+                raise UserError(f"{where}: Nodes: {exc}") from None
+            if not listed:
+                raise UserError(f"{where}: partition {name} has no Nodes")
+            unknown = [n for n in listed if n not in known]
+            if unknown:
+                raise UserError(f"{where}: Nodes: {unknown[0]} is not a NodeName of {', '.join(conf.sources)}")
+        tier = keys.get("prioritytier", "1")
+        if not re.fullmatch(r"[0-9]{1,5}", tier.strip()) or int(tier) > 65533:
+            raise UserError(f"{where}: PriorityTier must be a whole number 0-65533, got {tier[:24]!r}")
+        state = keys.get("state", "UP").upper()
+        if state != "UP":
+            notes.append(f"{where}: partition {name} State={state}: the twin schedules its jobs as if UP")
+        other = sorted(k for k in keys if k not in _PART_KNOWN and not (k == "maxtime" and
+                                                                        keys[k].upper() in ("INFINITE", "UNLIMITED")))
+        if other:
+            notes.append(f"{where}: partition {name}: {', '.join(other)} not modelled")
+        out.append({"name": name, "nodes": "ALL" if nodes.upper() == "ALL" else nodes,
+                    "priority_tier": int(tier), "default": keys.get("default", "NO").upper() == "YES"})
+    return out
