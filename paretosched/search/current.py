@@ -24,9 +24,9 @@ KEY = "from_slurm_conf"
 
 def decode_scheduler(conf: str | Path, cpu_map: str | Path | None = None, notes: list[str] | None = None) -> dict[str, Any]:
     """The `scheduler` section `platform import CONF [--cpu-map MAP] --scheduler` writes."""
-    from paretosched.sim.slurm.conf import load_cpu_map, read_slurm_conf
-    from paretosched.sim.slurm.platform_import import default_name, platform_from_conf
-    from paretosched.sim.slurm.sched_import import scheduler_from_conf
+    from paretosched.sim.readers.slurm.conf import load_cpu_map, read_slurm_conf
+    from paretosched.sim.readers.slurm.platform_import import default_name, platform_from_conf
+    from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
 
     parsed = read_slurm_conf([conf])
     data, report = platform_from_conf(parsed, load_cpu_map(cpu_map), default_name(conf, parsed))
