@@ -167,8 +167,10 @@ def _select_type(conf: SlurmConf, notes: list[str]) -> str:
     return kind
 
 
-# partition keys that change no schedule of the twin, or that it reads elsewhere (OverSubscribe: select_type)
-_PART_KNOWN = {"partitionname", "nodes", "prioritytier", "default", "state", "oversubscribe", "shared"}
+# partition keys the twin reads, or reads elsewhere (OverSubscribe: select_type), or that shape only what a
+# trace already holds (MaxTime, DefaultTime: a job's time limit, sacct's Timelimit)
+_PART_KNOWN = {"partitionname", "nodes", "prioritytier", "default", "state", "oversubscribe", "shared",
+               "maxtime", "defaulttime"}
 
 
 def partitions_from_conf(conf: SlurmConf, names: list[str], notes: list[str]) -> list[dict[str, Any]]:
@@ -201,10 +203,15 @@ def partitions_from_conf(conf: SlurmConf, names: list[str], notes: list[str]) ->
         state = keys.get("state", "UP").upper()
         if state != "UP":
             notes.append(f"{where}: partition {name} State={state}: the twin schedules its jobs as if UP")
-        other = sorted(k for k in keys if k not in _PART_KNOWN and not (k == "maxtime" and
-                                                                        keys[k].upper() in ("INFINITE", "UNLIMITED")))
+        other = sorted(k for k in keys if k not in _PART_KNOWN)
         if other:
             notes.append(f"{where}: partition {name}: {', '.join(other)} not modelled")
-        out.append({"name": name, "nodes": "ALL" if nodes.upper() == "ALL" else nodes,
+        whole = nodes.upper() == "ALL" or set(expand(nodes)) == known
+        out.append({"name": name, "nodes": "ALL" if whole else nodes,
                     "priority_tier": int(tier), "default": keys.get("default", "NO").upper() == "YES"})
+    defaults_set = [p for p in out if p["default"]]
+    for p in defaults_set[:-1]:  # Slurm keeps the last Default=YES it reads
+        p["default"] = False
+    if all(p["nodes"] == "ALL" for p in out) and len({p["priority_tier"] for p in out}) <= 1:
+        return []  # one queue over all nodes, as without partitions: the section stays as it was
     return out
