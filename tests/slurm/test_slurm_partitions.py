@@ -6,17 +6,14 @@ import numpy as np
 import pytest
 
 from paretosched.cli import main
-from paretosched.config import config_from_dict
 from paretosched.errors import UserError
-from paretosched.sim.engine.twin import Twin, make_rng
-from paretosched.sim.readers.platform import fits_factory
+from paretosched.sim.engine.twin import Twin
 from paretosched.sim.readers.slurm.conf import load_cpu_map, read_slurm_conf
 from paretosched.sim.readers.slurm.platform_import import platform_from_conf
 from paretosched.sim.readers.slurm.sacct import read_sacct
 from paretosched.sim.readers.slurm.sched_import import scheduler_from_conf
-from paretosched.sim.readers.workload import build_jobs, read_swf
-from paretosched.sim.run import prepare
-from paretosched.sim.schedulers import build_scheduler
+from paretosched.sim.readers.workload import read_swf
+from tests.slurm.test_slurm_kind import _run as run_kind
 
 
 def _platform(n: int) -> dict:
@@ -36,16 +33,9 @@ def _swf(tmp_path, jobs: list[tuple[int, float, int, float, int]]) -> str:
 
 
 def _run(platform: dict, workload: str, **sched) -> tuple[dict, Twin]:
-    cfg = config_from_dict({"platform": platform, "workload": {"path": workload},
-                            "scheduler": {"kind": "slurm", "sched_tick_s": 0, **sched}})
-    prep = prepare(cfg)
-    ss_w, ss_s = np.random.SeedSequence(0).spawn(2)
-    js, _ = build_jobs(prep.raw, "trace", prep.platform.ref_speed, np.random.default_rng(ss_w),
-                       fits_factory(prep.platform))
-    twin = Twin(prep.platform, js, cfg.model, cfg.scheduler)
-    twin.decide = build_scheduler(twin, cfg.scheduler, make_rng(ss_s)).decide
-    twin.run()
-    return {j.id: j for j in twin.done}, twin
+    """The kind on an SWF file (test_slurm_kind's runner: decisions at the events themselves)."""
+    jobs, _, twin = run_kind(platform, workload={"path": workload}, **sched)
+    return jobs, twin
 
 
 LOW_HIGH = [{"name": "low", "nodes": "n[1-4]", "priority_tier": 1, "default": True},
