@@ -229,6 +229,8 @@ class SlurmPartition(Strict):
     nodes: str = Field("ALL", min_length=1, description="Nodes: a hostlist of the platform's node names, or ALL")
     priority_tier: int = Field(1, ge=0, le=65533, description="PriorityTier (jobs of higher tiers are "
                                "considered first)")
+    priority_job_factor: int = Field(1, ge=0, le=65533, description="PriorityJobFactor (the partition factor: this "
+                                     "/ the largest of all partitions, times PriorityWeightPartition)")
     default: bool = Field(False, description="Default=YES: the partition of jobs that name none")
 
 
@@ -241,6 +243,7 @@ class SlurmScheduler(Strict):
     priority_weight_job_size: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightJobSize")
     priority_favor_small: bool = Field(False, description="PriorityFavorSmall")
     priority_weight_fairshare: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightFairshare")
+    priority_weight_partition: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightPartition")
     priority_decay_half_life_s: float = Field(604800.0, ge=0, le=MAX_SECONDS,
                                               description="PriorityDecayHalfLife (0 = no decay)")
     priority_max_age_s: float = Field(604800.0, ge=1, le=MAX_SECONDS, description="PriorityMaxAge")

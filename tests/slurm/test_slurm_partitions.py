@@ -71,6 +71,18 @@ def test_a_higher_tier_job_starts_first_when_both_fit(tmp_path):
     assert (jobs[2].start, jobs[3].start) == (100, 110)  # one tier: the earlier submission first
 
 
+def test_priority_job_factor_weighs_by_priority_weight_partition(tmp_path):
+    # one tier, all nodes: job 3 of `fast` (PriorityJobFactor 2, the largest: factor 1) outranks the
+    # earlier job 2 of `slow` (factor 1/2) by PriorityWeightPartition x 1/2
+    wl = [(1, 0, 4, 100, 1), (2, 1, 4, 10, 1), (3, 2, 4, 10, 2)]
+    parts = [{"name": "slow", "nodes": "ALL", "priority_job_factor": 1},
+             {"name": "fast", "nodes": "ALL", "priority_job_factor": 2}]
+    jobs, _ = _run(_platform(4), _swf(tmp_path, wl), partitions=parts, priority_weight_partition=1000)
+    assert (jobs[3].start, jobs[2].start) == (100, 110)
+    jobs, _ = _run(_platform(4), _swf(tmp_path, wl), partitions=parts)  # weight 0: submission order
+    assert (jobs[2].start, jobs[3].start) == (100, 110)
+
+
 def test_main_scheduler_keeps_a_failed_partitions_nodes_for_it(tmp_path):
     # job 1 (high, n[3-4]) runs on n3 until 50; job 2 (high, 2 cores) cannot start at 5: Slurm's main
     # scheduler then takes n[3-4] away from the rest of the pass (job_scheduler.c `_schedule`), so job
@@ -121,8 +133,9 @@ def _imported(tmp_path, conf_text: str = CONF) -> tuple[dict, dict, list[str]]:
 
 def test_import_round_trip_keeps_partitions_and_numbers_jobs_by_them(tmp_path):
     data, sched, _ = _imported(tmp_path)
-    assert sched["partitions"] == [{"name": "low", "nodes": "ALL", "priority_tier": 1, "default": True},
-                                   {"name": "high", "nodes": "n[03-04]", "priority_tier": 2, "default": False}]
+    assert sched["partitions"] == [
+        {"name": "low", "nodes": "ALL", "priority_tier": 1, "priority_job_factor": 1, "default": True},
+        {"name": "high", "nodes": "n[03-04]", "priority_tier": 2, "priority_job_factor": 1, "default": False}]
     (tmp_path / "sacct.txt").write_text(DUMP)
     # the first job is in `high`: by first appearance it would be 1; by slurm.conf order it is 2
     assert [j[15] for j in read_sacct(tmp_path / "sacct.txt").jobs] == [1, 2, -1]
@@ -144,6 +157,7 @@ def test_one_partition_of_all_nodes_imports_as_none(tmp_path):
 @pytest.mark.parametrize("line, message", [
     ("PartitionName=high Nodes=n[03-09]", "slurm.conf:6: Nodes: n05 is not a NodeName of"),
     ("PartitionName=high Nodes=n[03-04] PriorityTier=top", "slurm.conf:6: PriorityTier must be a whole number"),
+    ("PartitionName=high Nodes=n[03-04] PriorityJobFactor=-1", "slurm.conf:6: PriorityJobFactor must be a whole"),
 ])
 def test_bad_partition_lines_are_one_line_errors(tmp_path, line, message):
     with pytest.raises(UserError) as err:

@@ -32,6 +32,9 @@ class Partitions:
         n_nodes = len(twin.nodes)
         self.names = [p.name for p in specs]
         self.tiers = [p.priority_tier for p in specs]
+        # priority_multifactor.c: the partition factor is PriorityJobFactor / the largest of all partitions
+        top = max(p.priority_job_factor for p in specs)
+        self.norm = [p.priority_job_factor / top if top > 0 else 0.0 for p in specs]
         defaults = [k for k, p in enumerate(specs) if p.default]
         if len(defaults) > 1:
             raise UserError(f"scheduler.partitions: {len(defaults)} partitions are default "
@@ -59,7 +62,8 @@ class Partitions:
                 mask[[index[n] for n in listed]] = True
             self.masks.append(mask)
         self.cores = [sum(n.ncores for n in twin.nodes if m[n.idx]) for m in self.masks]
-        self.trivial = all(m.all() for m in self.masks) and len(set(self.tiers)) <= 1
+        # one factor for all adds the same integer to every priority: the order stays
+        self.trivial = all(m.all() for m in self.masks) and len(set(self.tiers)) <= 1 and len(set(self.norm)) <= 1
 
     def index(self, job: Any) -> int:
         """The job's partition (0-based); UserError for a number `scheduler.partitions` has no entry for."""

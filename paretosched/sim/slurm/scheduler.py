@@ -2,8 +2,10 @@
 
 At each decision instant (a submission or a completion, as every scheduler of the twin):
 1. Priority (priority/multifactor): each pending job gets
-   PriorityWeightAge x age + PriorityWeightJobSize x size + PriorityWeightFairshare x fair-share,
-   each factor in [0, 1], truncated to an integer as Slurm does; ties go to the earlier submission.
+   PriorityWeightAge x age + PriorityWeightJobSize x size + PriorityWeightFairshare x fair-share
+   (+ PriorityWeightPartition x the partition's factor, `partitions.py`), each factor in [0, 1],
+   truncated to an integer as Slurm does; ties go to the earlier submission. With partitions, the
+   queue is sorted by their PriorityTier first, and each job runs on its partition's nodes.
    - age = min(now - submit, PriorityMaxAge) / PriorityMaxAge;
    - size = (nodes / platform nodes + cores / platform cores) / 2, or 1 - that with PriorityFavorSmall
      (nodes: the fewest that hold the job's cores);
@@ -60,6 +62,8 @@ class Priority:
         self.w_age = spec.priority_weight_age if spec.slurmdbd else 0
         self.w_size = spec.priority_weight_job_size
         self.w_fs = spec.priority_weight_fairshare if spec.slurmdbd else 0
+        self.w_part = spec.priority_weight_partition
+        self.part_norm: dict[Any, float] = {}  # job -> its partition's factor (set by the scheduler)
         self.n_nodes = len(node_cores)
         self.per_node = max(node_cores)  # a job's node count: the fewest nodes that can hold its cores
         self.small = spec.priority_favor_small
@@ -98,6 +102,8 @@ class Priority:
         if self.small:
             size = 1.0 - size
         prio = self.w_age * age + self.w_size * min(max(size, 0.0), 1.0)
+        if self.part_norm:
+            prio += self.w_part * self.part_norm[job]
         if self.w_fs:
             u = self.usage[job.user] / total if total > 0 else 0.0
             prio += self.w_fs * 2.0 ** (-u / self.share)
@@ -155,6 +161,8 @@ class SlurmScheduler:
         self.tier_of: dict[Any, int] | None = None
         if self.parts is not None and len(set(self.parts.tiers)) > 1:
             self.tier_of = {j: self.parts.tiers[k] for j, k in self.part_of.items()}
+        if self.parts is not None and spec.priority_weight_partition:
+            self.priority.part_norm = {j: self.parts.norm[k] for j, k in self.part_of.items()}
 
     def decide(self, twin: Any) -> None:
         now = twin.now

@@ -16,7 +16,8 @@ from paretosched.sim.readers.slurm.weights import node_weights, order_of_weights
 from paretosched.yamlio import validate
 
 _INTS = {"priorityweightage": "priority_weight_age", "priorityweightjobsize": "priority_weight_job_size",
-         "priorityweightfairshare": "priority_weight_fairshare", "suspendrate": "suspend_rate",
+         "priorityweightfairshare": "priority_weight_fairshare", "priorityweightpartition": "priority_weight_partition",
+         "suspendrate": "suspend_rate",
          "resumerate": "resume_rate"}
 _SECONDS = {"suspendtimeout": "suspend_timeout_s", "resumetimeout": "resume_timeout_s"}
 _BF = {"bf_max_job_test": "bf_max_job_test", "bf_window": "bf_window_min", "bf_interval": "bf_interval_s",
@@ -169,8 +170,8 @@ def _select_type(conf: SlurmConf, notes: list[str]) -> str:
 
 # partition keys the twin reads, or reads elsewhere (OverSubscribe: select_type), or that shape only what a
 # trace already holds (MaxTime, DefaultTime: a job's time limit, sacct's Timelimit)
-_PART_KNOWN = {"partitionname", "nodes", "prioritytier", "default", "state", "oversubscribe", "shared",
-               "maxtime", "defaulttime"}
+_PART_KNOWN = {"partitionname", "nodes", "prioritytier", "priorityjobfactor", "default", "state", "oversubscribe",
+               "shared", "maxtime", "defaulttime"}
 
 
 def partitions_from_conf(conf: SlurmConf, names: list[str], notes: list[str]) -> list[dict[str, Any]]:
@@ -197,9 +198,10 @@ def partitions_from_conf(conf: SlurmConf, names: list[str], notes: list[str]) ->
             unknown = [n for n in listed if n not in known]
             if unknown:
                 raise UserError(f"{where}: Nodes: {unknown[0]} is not a NodeName of {', '.join(conf.sources)}")
-        tier = keys.get("prioritytier", "1")
-        if not re.fullmatch(r"[0-9]{1,5}", tier.strip()) or int(tier) > 65533:
-            raise UserError(f"{where}: PriorityTier must be a whole number 0-65533, got {tier[:24]!r}")
+        tier, factor = keys.get("prioritytier", "1"), keys.get("priorityjobfactor", "1")
+        for key, value in (("PriorityTier", tier), ("PriorityJobFactor", factor)):
+            if not re.fullmatch(r"[0-9]{1,5}", value.strip()) or int(value) > 65533:
+                raise UserError(f"{where}: {key} must be a whole number 0-65533, got {value[:24]!r}")
         state = keys.get("state", "UP").upper()
         if state != "UP":
             notes.append(f"{where}: partition {name} State={state}: the twin schedules its jobs as if UP")
@@ -208,10 +210,12 @@ def partitions_from_conf(conf: SlurmConf, names: list[str], notes: list[str]) ->
             notes.append(f"{where}: partition {name}: {', '.join(other)} not modelled")
         whole = nodes.upper() == "ALL" or set(expand(nodes)) == known
         out.append({"name": name, "nodes": "ALL" if whole else nodes,
-                    "priority_tier": int(tier), "default": keys.get("default", "NO").upper() == "YES"})
+                    "priority_tier": int(tier), "priority_job_factor": int(factor),
+                    "default": keys.get("default", "NO").upper() == "YES"})
     defaults_set = [p for p in out if p["default"]]
     for p in defaults_set[:-1]:  # Slurm keeps the last Default=YES it reads
         p["default"] = False
-    if all(p["nodes"] == "ALL" for p in out) and len({p["priority_tier"] for p in out}) <= 1:
+    ranks = {(p["priority_tier"], p["priority_job_factor"]) for p in out}
+    if all(p["nodes"] == "ALL" for p in out) and len(ranks) <= 1:
         return []  # one queue over all nodes, as without partitions: the section stays as it was
     return out
