@@ -24,11 +24,11 @@ def _platform(n: int) -> dict:
             "clusters": [{"name": f"n[1-{n}]", "nodes": {"slow": n}}]}
 
 
-def _swf(tmp_path, jobs: list[tuple[int, float, int, float, int]]) -> str:
-    """(id, submit, cores, run, partition) as SWF lines (field 16 the partition)."""
+def _swf(tmp_path, jobs: list[tuple[int, float, int, float, int]], header: str = "") -> str:
+    """(id, submit, cores, run, partition) as SWF lines (field 16 the partition), after `header`."""
     lines = [f"{i} {s:g} 0 {r:g} {c} -1 -1 {c} {r:g} -1 1 1 1 -1 -1 {p} -1 -1" for i, s, c, r, p in jobs]
     path = tmp_path / "jobs.swf"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(header + "\n".join(lines) + "\n")
     return str(path)
 
 
@@ -147,6 +147,11 @@ def test_import_round_trip_keeps_partitions_and_numbers_jobs_by_them(tmp_path):
     assert raw.partition == [2, 1, -1]
     jobs, _ = _run(data, str(out), **{k: v for k, v in sched.items() if k != "kind"})
     assert set(jobs[1].nodes) <= {2, 3}  # the `high` job on n[03-04]
+    # the dump itself as the workload numbers partitions by first appearance (high 1, low 2); its
+    # header names them, so the scheduler matches them by name: the same schedule
+    again, _ = _run(data, str(tmp_path / "sacct.txt"), **{k: v for k, v in sched.items() if k != "kind"})
+    assert [(j.start, j.nodes) for j in again.values()] == [(j.start, j.nodes) for j in jobs.values()]
+    assert [j.partition_name for j in again.values()] == ["high", "low", ""]
 
 
 def test_one_partition_of_all_nodes_imports_as_none(tmp_path):
@@ -173,8 +178,10 @@ def test_bad_partitions_of_jobs_are_one_line_errors(tmp_path):
         ([(1, 0, 1, 10, 3)], LOW_HIGH, "workload job 1: SWF field 16 (partition) is 3, but scheduler.partitions has 2"),
         ([(1, 0, 3, 10, 2)], LOW_HIGH, "workload job 1: 3 cores, but partition high"),
         ([(1, 0, 1, 10, 1)], [{"name": "a", "nodes": "m[1-2]"}], "scheduler.partitions[0] (a).nodes: node m1 is not"),
+        ([(1, 0, 1, 10, 1)], [{"name": "b"}, {"name": "c"}], "workload job 1: partition 'a' (SWF field 16 = 1, named by"),
         ([(1, 0, 1, 10, 1)], [{"name": "a", "default": True}, {"name": "b", "default": True}], "2 partitions are default"),
     ]:
+        header = "; Partitions: 1=a\n" if "named by" in message else ""
         with pytest.raises(UserError) as err:
-            _run(_platform(4), _swf(tmp_path, wl), partitions=sched)
+            _run(_platform(4), _swf(tmp_path, wl, header), partitions=sched)
         assert message in str(err.value) and "\n" not in str(err.value)

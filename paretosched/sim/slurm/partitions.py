@@ -1,7 +1,8 @@
 """The `slurm` kind's partitions: the nodes each job may run on and the PriorityTier of its queue.
 
-A job's partition is SWF field 16: the 1-based position of a partition in `scheduler.partitions`
-(-1 or 0: the Default partition, else the first). What Slurm does with them (22.05):
+A job's partition is SWF field 16: the partition of that name when the trace's header names it
+(`; Partitions: 1=low 2=high`, as `trace import` writes), else the 1-based position of a partition
+in `scheduler.partitions` (-1 or 0: the Default partition, else the first). What Slurm does with them (22.05):
 - the queue is sorted by the partition's PriorityTier first (higher first), then by job priority,
   then by submission (job_scheduler.c `sort_job_queue2`, used by the main scheduler and by
   backfill.c `_attempt_backfill` alike);
@@ -70,6 +71,12 @@ class Partitions:
         k = job.partition
         if k <= 0:
             return self.default
+        if job.partition_name:  # named by the trace: matched by name, whatever order numbered it
+            if job.partition_name not in self.names:
+                raise UserError(f"workload job {job.id}: partition {job.partition_name!r} (SWF field 16 = {k}, "
+                                f"named by the trace's '; Partitions:' header) is not in scheduler.partitions "
+                                f"({', '.join(self.names)})")
+            return self.names.index(job.partition_name)
         if k > len(self.names):
             raise UserError(f"workload job {job.id}: SWF field 16 (partition) is {k}, but scheduler.partitions "
                             f"has {len(self.names)} ({', '.join(self.names)})")

@@ -26,7 +26,7 @@ Timelimit, ReqMem, NNodes, User, Group, Partition. What each record becomes:
 - Partition -> SWF field 16: with the slurm.conf's partition names (`trace import --slurm-conf`),
   the partition's 1-based position among them, as `scheduler.partitions` numbers them (a name the
   slurm.conf lacks is a file:line error); without, 1, 2, ... in order of first appearance. The
-  SWF header says which number is which partition (`; Partitions: 1=low 2=high`).
+  SWF header names them (`; Partitions: 1=low 2=high`): the slurm kind matches them by name.
 
 Jobs are numbered 1..N in submit order; times are seconds from the earliest submit. A dump that
 yields no job is an error naming the file and the skip reasons (never an empty SWF).
