@@ -219,7 +219,8 @@ class SlurmScheduler:
                 failed.add(k)
                 if len(failed) == n_parts:
                     return rest + order[i + 1:]
-                masked = self.parts.masks[k] | (False if masked is None else masked)  # type: ignore[union-attr]
+                if self.parts is not None:  # (always: one partition returned above)
+                    masked = self.parts.masks[k] if masked is None else self.parts.masks[k] | masked
                 continue
             self._commit(twin, prof, job, placed, now)
         return rest
