@@ -176,7 +176,7 @@ def test_bad_partitions_of_jobs_are_one_line_errors(tmp_path):
         read_sacct(tmp_path / "sacct.txt", ["low", "high"], "slurm.conf")
     for wl, sched, message in [
         ([(1, 0, 1, 10, 3)], LOW_HIGH, "workload job 1: SWF field 16 (partition) is 3, but scheduler.partitions has 2"),
-        ([(1, 0, 3, 10, 2)], LOW_HIGH, "workload job 1: 3 cores, but partition high"),
+        ([(1, 0, 3, 10, 2)], LOW_HIGH, "workload job 1: 3 cores (0 MB each), but partition high"),
         ([(1, 0, 1, 10, 1)], [{"name": "a", "nodes": "m[1-2]"}], "scheduler.partitions[0] (a).nodes: node m1 is not"),
         ([(1, 0, 1, 10, 1)], [{"name": "b"}, {"name": "c"}], "workload job 1: partition 'a' (SWF field 16 = 1, named by"),
         ([(1, 0, 1, 10, 1)], [{"name": "a", "default": True}, {"name": "b", "default": True}], "2 partitions are default"),
@@ -185,3 +185,17 @@ def test_bad_partitions_of_jobs_are_one_line_errors(tmp_path):
         with pytest.raises(UserError) as err:
             _run(_platform(4), _swf(tmp_path, wl, header), partitions=sched)
         assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_job_whose_memory_its_partition_cannot_hold_is_a_one_line_error(tmp_path):
+    plat = _platform(4)
+    plat["node_types"]["slow"]["memory_gb"] = 1.0
+    lines = "1 0 0 10 2 -1 -1 2 10 1048576 1 1 1 -1 -1 2 -1 -1\n"  # 2 cores x 1 GB: two nodes of `high`
+    (tmp_path / "m.swf").write_text(lines)
+    jobs, _ = _run(plat, str(tmp_path / "m.swf"), partitions=LOW_HIGH)
+    assert set(jobs[1].nodes) == {2, 3}
+    (tmp_path / "m.swf").write_text(lines.replace(" 2 -1 -1 2 10 ", " 3 -1 -1 3 10 ").replace(" -1 2 -1 -1\n", " -1 1 -1 -1\n"))
+    _run(plat, str(tmp_path / "m.swf"), partitions=LOW_HIGH)  # 3 x 1 GB fits `low` (4 nodes)
+    (tmp_path / "m.swf").write_text(lines.replace(" 2 -1 -1 2 10 ", " 3 -1 -1 3 10 "))
+    with pytest.raises(UserError, match=r"workload job 1: 3 cores \(1024 MB each\), but partition high .* holds 2 "):
+        _run(plat, str(tmp_path / "m.swf"), partitions=LOW_HIGH)

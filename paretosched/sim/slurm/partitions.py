@@ -19,6 +19,7 @@ nodes, and `Partitions.of` returns None: the kind then schedules exactly as with
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,7 @@ class Partitions:
                     raise UserError(f"{where}: node {unknown[0]} is not a node of platform {twin.platform.spec.name}")
                 mask[[index[n] for n in listed]] = True
             self.masks.append(mask)
+        self.nodes = twin.nodes
         self.cores = [sum(n.ncores for n in twin.nodes if m[n.idx]) for m in self.masks]
         # one factor for all adds the same integer to every priority: the order stays
         self.trivial = all(m.all() for m in self.masks) and len(set(self.tiers)) <= 1 and len(set(self.norm)) <= 1
@@ -87,9 +89,13 @@ class Partitions:
         out = []
         for job in jobs:
             k = self.index(job)
-            if job.size > self.cores[k]:
-                raise UserError(f"workload job {job.id}: {job.size} cores, but partition {self.names[k]} "
-                                f"(scheduler.partitions[{k}]) has {self.cores[k]}")
+            room = self.cores[k]
+            if job.mem > 0:  # cores whose memory a node of the partition can give the job
+                room = sum(n.ncores if math.isinf(n.mem_cap) else min(n.ncores, int(n.mem_cap // job.mem))
+                           for n in self.nodes if self.masks[k][n.idx])
+            if job.size > room:
+                raise UserError(f"workload job {job.id}: {job.size} cores ({job.mem:g} MB each), but partition "
+                                f"{self.names[k]} (scheduler.partitions[{k}]) holds {room} such cores")
             out.append(k)
         return out
 
