@@ -11,6 +11,14 @@ from typing import Any
 os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "error")
 
 import pytest
+from hypothesis import settings
+
+# Property and fuzz tests draw the same examples on every run (a hash of each test seeds them, and
+# no example database replays old failures): a test that passes on a clone passes on the next one.
+# `pytest --hypothesis-profile=explore` draws fresh examples when hunting for bugs.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("deterministic")
 
 from paretosched.config import config_from_dict
 from paretosched.sim.run import RunResult, simulate

@@ -42,7 +42,7 @@ STUDY: dict[str, Any] = {
                "scheduler.power_off_idle_s": {"type": "choice", "values": [None, 60, 600]},
                "scheduler.freq": {"type": "float", "low": 0.55, "high": 1.0}},
     "seeds": 2, "seed": 1, "budget": {"generations": 2}, "algorithm": {"pop_size": 4},
-    "parallel": {"workers": 1}, "recheck": 1,
+    "parallel": {"workers": 1}, "recheck": 1, "resampling": {},  # resampled rows: the `supersedes` tests below
     "baselines": {"fcfs": {"scheduler": {"job_policy": "first", "backfilling": "none"}}},
 }
 
@@ -93,7 +93,7 @@ def test_evaluations_one_row_per_logged_evaluation(run: ps.Run) -> None:
             assert e[gene] == value or (value is None and pd.isna(e[gene]))
         for o in run.objectives:
             assert e[o] == r["objectives"][o]  # bit for bit: read from the JSON log, no arithmetic
-    # resampling (on by default) logs a genome again on more seeds: the earlier row is superseded
+    # resampling (on in this study) logs a genome again on more seeds: the earlier row is superseded
     later = ev[ev["supersedes"].notna()]
     assert len(later) > 0 and later["current"].any()
     assert not ev.set_index("eval_id").loc[later["supersedes"].astype(int).tolist(), "current"].any()

@@ -8,6 +8,9 @@
   for jobs that overran) and start, in arrival order, every later job that fits now and either
   ends (by its request) by the shadow time or uses only extra processors. Recomputed every pass.
   With reserve='nodes' the reservation is the head's set of nodes instead of a count (see below).
+  A job runs at least MIN_RUN_S = 1 s, as in paretosched since twin 10 (SWF's run time 0 is a job
+  that ran under a second; `paretosched/sim/readers/workload.py`, MIN_RUN_S), and a job without a request
+  is estimated at that run.
 - `accasim_easy(jobs, procs)`: AccaSim 1.1.3's EASY as it actually behaves (see README.md):
   (a) the blocked head's reservation time is computed once, and the head is not retried before
   the first event at or after that time, even when processors free up earlier; (b) backfilling
@@ -26,6 +29,9 @@ import gzip
 import heapq
 import sys
 
+# The shortest run of a job in `textbook` (s): paretosched's MIN_RUN_S (twin 10), repeated here because
+# this file imports nothing from paretosched. The AccaSim mimic keeps AccaSim's own 0 s jobs (quirk c).
+MIN_RUN_S = 1
 
 def load(path, first_job=0, n_jobs=None, negative="skip"):
     """Job lines [first_job, first_job + n_jobs) of an SWF trace.
@@ -78,10 +84,11 @@ def textbook(jobs, procs, easy, reserve="count"):
 
     def start(k, now, avoid=frozenset()):
         s, jid, run, p, req = queue.pop(k)
+        run = max(run, MIN_RUN_S)
         nodes = sorted(free - avoid)[:p]
         free.difference_update(nodes)
         res[jid] = (s, now, now + run)
-        heapq.heappush(running, (now + run, arrival[jid], jid, nodes, now, req))
+        heapq.heappush(running, (now + run, arrival[jid], jid, nodes, now, max(req, MIN_RUN_S)))
 
     while i < len(jobs) or queue or running:
         cands = []
@@ -110,7 +117,7 @@ def textbook(jobs, procs, easy, reserve="count"):
             k = 1
             while k < len(queue):
                 _, _, _, p, req = queue[k]
-                if p <= len(free) and now + req <= shadow:
+                if p <= len(free) and now + max(req, MIN_RUN_S) <= shadow:
                     start(k, now)
                 elif reserve == "count" and p <= len(free) and p <= extra:
                     extra -= p

@@ -3,8 +3,9 @@
 pymoo's `MixedVariableGA` is a single-objective GA, and `MixedVariableMating` defaults to
 *random* parent selection. To get NSGA-II proper on a mixed genome we combine:
 NSGA2's rank-and-crowding survival + NSGA2's binary tournament (dominance, then crowding,
-constraint violation first) passed as the mating's selection + pymoo's mixed-variable
-sampling, per-type crossover/mutation and duplicate elimination.
+constraint violation first) passed as the mating's selection + pymoo's per-type
+crossover/mutation and duplicate elimination, and a generation 0 that covers the categorical
+genes' combinations (`sampling.py`) instead of pymoo's random draw.
 
 Evaluation never happens inside pymoo: the optimiser asks for a population, evaluates it
 itself (parallel, cached, logged) and tells the objectives back with `tell_objectives`.
@@ -21,7 +22,7 @@ from pymoo.algorithms.moo.nsga2 import NSGA2, RankAndCrowding, binary_tournament
 from pymoo.algorithms.moo.nsga3 import NSGA3
 from pymoo.core.algorithm import Algorithm
 from pymoo.core.evaluator import Evaluator
-from pymoo.core.mixed import MixedVariableDuplicateElimination, MixedVariableMating, MixedVariableSampling
+from pymoo.core.mixed import MixedVariableDuplicateElimination, MixedVariableMating
 from pymoo.core.population import Population
 from pymoo.core.problem import Problem
 from pymoo.core.termination import NoTermination
@@ -37,6 +38,7 @@ from pymoo.operators.selection.tournament import TournamentSelection
 from pymoo.problems.static import StaticProblem
 from pymoo.util.ref_dirs import get_reference_directions
 
+from paretosched.search.sampling import CoveringSampling
 from paretosched.search.space import SearchSpace
 from paretosched.search.options import AlgorithmSpec
 
@@ -73,32 +75,17 @@ def _operators(spec: AlgorithmSpec) -> tuple[dict[type, Any], dict[type, Any]]:
     return crossover, mutation
 
 
-class StartingSampling(MixedVariableSampling):
-    """pymoo's mixed-variable sampling with the first draws replaced by given genomes (the
-    study's base and baselines, `algorithm.start_from`). The draws are made as without them,
-    so the rest of generation 0 is the same random sample either way."""
-
-    def __init__(self, first: list[dict[str, Any]]) -> None:
-        super().__init__()
-        self.first = first
-
-    def _do(self, problem: Problem, n_samples: int, random_state: Any = None, **kwargs: Any) -> list[dict[str, Any]]:
-        X = super()._do(problem, n_samples, random_state=random_state, **kwargs)
-        k = min(len(self.first), n_samples)
-        return [dict(x) for x in self.first[:k]] + X[k:]
-
-
 def build_algorithm(space: SearchSpace, n_obj: int, spec: AlgorithmSpec, seed: int,
                     first: list[dict[str, Any]] | None = None, focus: bool = False) -> Algorithm:
     """NSGA-II for 2 objectives, NSGA-III for 3+, set up for ask/tell on `space`; generation 0
-    starts with the genomes `first` (raw pymoo values), then random ones. `focus`: NSGA-II's
+    starts with the genomes `first` (raw pymoo values), then the covering design (sampling.py). `focus`: NSGA-II's
     tournament and survival take the genomes that beat the focus baseline first (focus.py)."""
     crossover, mutation = _operators(spec)
     dedup = MixedVariableDuplicateElimination()
     common: dict[str, Any] = dict(
         pop_size=spec.pop_size,
         n_offsprings=spec.n_offsprings,
-        sampling=StartingSampling(first or []),
+        sampling=CoveringSampling(first or []),  # generation 0 covers the categorical combinations (sampling.py)
         eliminate_duplicates=dedup,  # the same rule for the initial sample and for offspring
         seed=seed,
     )

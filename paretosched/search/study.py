@@ -154,8 +154,8 @@ class Study(_Strict):
     baselines: dict[str, dict[str, Any]] = Field(default_factory=dict)
     recheck: Recheck | None = Field(
         None, description="fresh seeds for the final re-check: count or list; null = max(3, number of seeds)")
-    resampling: ResamplingSpec | None = Field(default_factory=ResamplingSpec,
-                                              description="extra seeds near the front; null = off")
+    resampling: ResamplingSpec | None = Field(None, description="extra seeds near the front during the search; "
+                                              "null = off (the default: the front's verdicts come from the re-check)")
     reference_point: dict[str, float] | None = Field(None, description="hypervolume reference, natural sign")
     screening: ScreeningSpec | None = Field(None, description="surrogate pre-screening of offspring; null = off")
     focus: FocusSpec | None = Field(None, description="search the trade-offs that beat this baseline; null = off")

@@ -7,11 +7,12 @@ from pathlib import Path
 
 from pymoo.algorithms.moo.nsga2 import NSGA2, binary_tournament
 from pymoo.algorithms.moo.nsga3 import NSGA3
-from pymoo.core.mixed import MixedVariableDuplicateElimination, MixedVariableMating, MixedVariableSampling
+from pymoo.core.mixed import MixedVariableDuplicateElimination, MixedVariableMating
 from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
 
 from paretosched.search.analytic import true_hypervolume
 from paretosched.search.problem import build_algorithm
+from paretosched.search.sampling import CoveringSampling
 from paretosched.search.space import SearchSpace
 from paretosched.search.options import AlgorithmSpec
 from paretosched.search.study import load_study
@@ -48,7 +49,7 @@ def test_algorithm_is_nsga2_with_mixed_variable_operators(tmp_path: Path) -> Non
     assert isinstance(algo, NSGA2) and isinstance(algo.survival, RankAndCrowding)
     assert isinstance(algo.mating, MixedVariableMating)
     assert algo.mating.selection.func_comp is binary_tournament  # not MixedVariableMating's random default
-    assert isinstance(algo.initialization.sampling, MixedVariableSampling)
+    assert isinstance(algo.initialization.sampling, CoveringSampling)
     assert isinstance(algo.eliminate_duplicates, MixedVariableDuplicateElimination)
     three = build_algorithm(SearchSpace(study), 3, AlgorithmSpec(pop_size=12), 0)
     assert isinstance(three, NSGA3) and len(three.ref_dirs) <= 12

@@ -63,7 +63,8 @@ def test_workers_1_and_2_give_the_same_log_at_the_same_lag(tmp_path: Path) -> No
     resampled = [r for r in rows if r["supersedes"] is not None]
     assert {r["generation"] for r in resampled} == set(range(4)) and s["n_resampled"] > 0
     last = s["generations"][-1]["resampled"]
-    assert s["n_told"] + (s["n_resampled"] - last) / 2 < 60 <= s["n_told"] + s["n_resampled"] / 2
+    # (the budget may be met exactly by the last genome told: no genome is told past it)
+    assert s["n_told"] + (s["n_resampled"] - last) / 2 <= 60 <= s["n_told"] + s["n_resampled"] / 2
     assert [(r["kind"], r["name"], r["eval_id"]) for r in rows[:2]] == [("baseline", "fcfs", 0), ("baseline", "fast", 1)]
     assert set(s["baselines"]) == {"fcfs", "fast"}
     assert s["stop_reason"] == "evaluations" and len(s["generations"]) == 4
@@ -209,8 +210,8 @@ NOISY = dict(SMALL, evaluator="paretosched.search.analytic:evaluate_noisy",
 
 
 def test_a_stop_on_a_multiple_of_pop_size_records_that_generation_once(tmp_path: Path) -> None:
-    s = summary(run_quiet(write_study(tmp_path, **NOISY), tmp_path / "run"))
-    # resampling spends the budget of 60 as result 48 is told: generation 3 is the last, recorded once
+    s = summary(run_quiet(write_study(tmp_path, **NOISY, seed=3), tmp_path / "run"))
+    # (study seed 3:) resampling spends the budget of 60 as result 48 is told: generation 3 is the last, recorded once
     assert s["stop_reason"] == "evaluations" and s["n_told"] == 48
     assert [(g["generation"], g["evaluations"]) for g in s["generations"]] == [(0, 12), (1, 24), (2, 36), (3, 48)]
 

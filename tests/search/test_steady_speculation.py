@@ -50,8 +50,9 @@ def test_an_evaluations_budget_stops_at_the_same_genome(tmp_path: Path, monkeypa
 
 
 def test_a_run_killed_while_speculating_resumes_exactly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    study = write_study(tmp_path, budget={"generations": 5}, **_steady(5))
-    whole = _virtual_run(tmp_path, monkeypatch, "whole", 8, budget={"generations": 5}, **_steady(5))
+    # study seed 2: speculations are running or kept when generation 2's round is folded in
+    study = write_study(tmp_path, budget={"generations": 5}, seed=2, **_steady(5))
+    whole = _virtual_run(tmp_path, monkeypatch, "whole", 8, budget={"generations": 5}, seed=2, **_steady(5))
     real, calls = steady_module.SteadyLoop._fold, {"n": 0}
 
     def dying(self: Any, pool: Any) -> None:
