@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "paretosched trace import sacct.txt -o jobs.swf.gz   # how to dump sacct.txt: docs/slurm.md")
     timp.add_argument("dump", help="sacct --parsable2 output with a header line")
     timp.add_argument("-o", "--output", required=True, metavar="FILE", help="SWF file to write (.gz compresses)")
+    timp.add_argument("--slurm-conf", metavar="FILE", nargs="+",
+                      help="number partitions (SWF field 16) as this slurm.conf lists them, as `platform import "
+                           "--scheduler` does (default: in order of first appearance)")
     _force(timp)
 
     tr = _sub(sub, "train", "train an RL scheduler config; save weights, curves and charts",

@@ -220,6 +220,20 @@ class RLScheduler(Levers):
 NodeOrder = Literal["platform", "fastest_first", "lowest_power_first", "efficiency_first"]
 
 
+class SlurmPartition(Strict):
+    """One slurm.conf PartitionName line: the nodes its jobs may run on and its PriorityTier. A job's
+    partition is SWF field 16, the 1-based position of the partition in `partitions` (-1 or 0: the
+    Default one)."""
+
+    name: str = Field(..., min_length=1, max_length=200, description="PartitionName")
+    nodes: str = Field("ALL", min_length=1, description="Nodes: a hostlist of the platform's node names, or ALL")
+    priority_tier: int = Field(1, ge=0, le=65533, description="PriorityTier (jobs of higher tiers are "
+                               "considered first)")
+    priority_job_factor: int = Field(1, ge=0, le=65533, description="PriorityJobFactor (the partition factor: this "
+                                     "/ the largest of all partitions, times PriorityWeightPartition)")
+    default: bool = Field(False, description="Default=YES: the partition of jobs that name none")
+
+
 class SlurmScheduler(Strict):
     """Slurm's own parameters (docs/slurm.md): multifactor priority, sched/backfill, node Weight order,
     power saving and CpuFreqDef. Export writes them as a slurm.conf fragment."""
@@ -229,6 +243,7 @@ class SlurmScheduler(Strict):
     priority_weight_job_size: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightJobSize")
     priority_favor_small: bool = Field(False, description="PriorityFavorSmall")
     priority_weight_fairshare: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightFairshare")
+    priority_weight_partition: int = Field(0, ge=0, le=2**32 - 1, description="PriorityWeightPartition")
     priority_decay_half_life_s: float = Field(604800.0, ge=0, le=MAX_SECONDS,
                                               description="PriorityDecayHalfLife (0 = no decay)")
     priority_max_age_s: float = Field(604800.0, ge=1, le=MAX_SECONDS, description="PriorityMaxAge")
@@ -259,6 +274,8 @@ class SlurmScheduler(Strict):
     resume_rate: int = Field(300, ge=0, description="ResumeRate (nodes per minute, 0 = no limit)")
     suspend_exc_nodes: int = Field(0, ge=0, description="SuspendExcNodes: the first N nodes of the Weight order")
     cpu_freq_def: Literal["Performance", "PowerSave"] = Field("Performance", description="CpuFreqDef governor")
+    partitions: list[SlurmPartition] = Field(default_factory=list, description="PartitionName lines (empty: one "
+                                             "partition of all nodes)")
 
     # the twin's energy levers this kind sets (Twin reads them as it reads a classic scheduler's)
     @property

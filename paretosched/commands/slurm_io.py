@@ -56,7 +56,13 @@ def run_trace_import(args: Any) -> int:
     from paretosched.sim.readers.slurm.sacct import read_sacct, write_swf
 
     replaced = refuse_existing([args.output], "--output", args.force)
-    conv = read_sacct(args.dump)
+    names = conf = None
+    if getattr(args, "slurm_conf", None):
+        from paretosched.sim.readers.slurm.conf import read_slurm_conf
+
+        conf = ", ".join(args.slurm_conf)
+        names = read_slurm_conf(args.slurm_conf).partition_names()
+    conv = read_sacct(args.dump, names, conf or "slurm.conf")
     write_swf(conv, args.output)
     print(f"{args.dump}: {conv.report.records} records, {len(conv.jobs)} jobs -> {args.output}")
     for reason, n in conv.report.skipped.items():

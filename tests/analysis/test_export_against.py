@@ -205,8 +205,10 @@ def test_takes_effect_follows_slurm_conf_5():
 def test_every_scheduler_field_maps_through_the_one_table():
     # a field the importer reads from a new table entry maps with no edit; one nothing maps fails here
     # twin-only timing fields (not Slurm parameters) and two the diff does not edit yet (SelectType
-    # needs every daemon restarted; AccountingStorageType is infrastructure): --against refuses them
-    assert set(UNMAPPED) <= {"sched_tick_s", "bf_last_cycle_s", "clock_origin_s", "slurmdbd", "select_type"}
+    # needs every daemon restarted; AccountingStorageType is infrastructure), and the partitions (node
+    # lines the operator keeps; no study varies them): --against refuses them
+    assert set(UNMAPPED) <= {"sched_tick_s", "bf_last_cycle_s", "clock_origin_s", "slurmdbd", "select_type",
+                             "partitions"}
     assert set(PARAMS) == set(SlurmScheduler.model_fields) - {"kind"} - set(UNMAPPED)
     assert {p.key for p in PARAMS.values() if p.option} >= {"bf_window", "bf_interval", "bf_max_job_test"}
     for p in PARAMS.values():

@@ -53,7 +53,8 @@ def test_import_reads_select_type_and_notes_what_it_cannot_model(tmp_path):
     assert sched["select_type"] == "linear" and any("OverSubscribe=EXCLUSIVE" in n for n in notes)
     sched, notes = _import(tmp_path, "SelectType=select/linear", "PartitionName=x Nodes=cpu01 OverSubscribe=FORCE:4")
     assert sched["select_type"] == "linear" and any("OverSubscribe=FORCE" in n and "not" in n for n in notes)
-    assert any("2 partitions" in n for n in notes)  # the sample's batch partition and x
+    # the sample's batch partition and x, both imported (x holds one node: not one queue over all)
+    assert [(p["name"], p["nodes"]) for p in sched["partitions"]] == [("batch", "ALL"), ("x", "cpu01")]
 
 
 def test_import_names_the_scheduler_parameters_it_does_not_model(tmp_path):

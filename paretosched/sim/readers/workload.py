@@ -84,6 +84,9 @@ class RawJobs:
     req_mem_kb: list[float] = field(default_factory=list)
     bw: list[float] = field(default_factory=list)  # -1 when the trace has none
     user: list[int] = field(default_factory=list)  # SWF field 12 (-1 unknown): Slurm fair-share
+    partition: list[int] = field(default_factory=list)  # SWF field 16 (-1 unknown): Slurm partitions
+    # field 16 -> partition name, from an `; Partitions: 1=low 2=high` header (what `trace import` writes)
+    partition_names: dict[int, str] = field(default_factory=dict)
     digest: str = ""
     lines_read: int = 0  # job lines of the trace read, up to the window's end
 
@@ -95,7 +98,8 @@ class Job:
     """A job as the twin sees it. Static fields first, then the twin's run-time state."""
 
     __slots__ = ("id", "submit", "size", "req_time", "ops", "req_ops", "mem", "bw",
-                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq", "user")
+                 "ref_run", "start", "end", "groups", "version", "energy", "nodes", "seq", "user",
+                 "partition", "partition_name")
 
     def __init__(self, jid: int, submit: float, size: int, req_time: float, ops: float,
                  req_ops: float, mem: float, bw: float, seq: int, ref_run: float) -> None:
@@ -118,6 +122,8 @@ class Job:
         self.energy = 0.0
         self.nodes: tuple[int, ...] = ()
         self.user = -1  # SWF user id, for fair-share
+        self.partition = -1  # SWF partition number (field 16), for the slurm kind's partitions
+        self.partition_name = ""  # its name, when the trace's header names it
 
     def __repr__(self) -> str:
         return f"Job({self.id}, submit={self.submit}, size={self.size}, req={self.req_time})"
@@ -154,6 +160,8 @@ def _read_swf_cached(path: str, _mtime: int, first_job: int, n_jobs: int | None)
             for line_no, line in enumerate(fh, start=1):
                 s = line.strip()
                 if not s or s.startswith(";"):
+                    if s.startswith("; Partitions:"):
+                        raw.partition_names = _partition_names(s)
                     continue
                 if seen >= stop:
                     break
@@ -193,6 +201,16 @@ def short_window_note(raw: RawJobs, first_job: int, n_jobs: int | None) -> str |
             f"(the trace ends after job line {first_job + len(raw.job_id)})")
 
 
+def _partition_names(s: str) -> dict[int, str]:
+    """`; Partitions: 1=low 2=high` (what `trace import` writes) -> {1: "low", 2: "high"}; any other
+    text (SWF's header holds free-text partition notes too) -> {}: field 16 is then a position."""
+    items = s.split(":", 1)[1].split()
+    pairs = [re.fullmatch(r"([0-9]{1,9})=(\S+)", item) for item in items]
+    if not items or not all(pairs):
+        return {}
+    return {int(m.group(1)): m.group(2) for m in pairs if m}
+
+
 def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:
     parts = s.split()
     if len(parts) not in (18, 19):
@@ -217,6 +235,7 @@ def _parse_line(raw: RawJobs, s: str, path: str, line_no: int) -> None:
     raw.req_mem_kb.append(vals[9])
     raw.bw.append(vals[18] if len(vals) == 19 else -1.0)
     raw.user.append(int(vals[11]))
+    raw.partition.append(int(vals[15]))
 
 
 def _field(tok: str, i: int, path: str, line_no: int) -> float:
@@ -370,6 +389,8 @@ def build_jobs(raw: RawJobs, mode: str, ref_speed: float, rng: Any,
         jobs.append(Job(raw.job_id[i], raw.submit[i], size, req, actual * ref_speed,
                         req * ref_speed, mem, bw, len(jobs), ref_run=actual))
         jobs[-1].user = raw.user[i] if raw.user else -1
+        jobs[-1].partition = raw.partition[i] if raw.partition else -1
+        jobs[-1].partition_name = raw.partition_names.get(jobs[-1].partition, "")
     jobs.sort(key=lambda j: (j.submit, j.seq))
     # submit times become relative to the window's first submission, whatever its absolute
     # value (HDeepRM skipped this when the first job submitted at t = 0); seq keeps arrival order

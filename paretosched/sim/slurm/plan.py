@@ -76,7 +76,7 @@ class Profile:
         with np.errstate(invalid="ignore"):  # inf memory stays inf
             np.cumsum(self._m[:n], axis=0, out=self._m[:n])
         self.version = 0  # bumped by every change, so a pass can reuse what it read from an unchanged profile
-        self._usable: dict[float, tuple[int, np.ndarray]] = {}
+        self._usable: dict[tuple[float, bytes | None], tuple[int, np.ndarray]] = {}
         self._times = (-1, np.empty(0))
         self.t: list[float] = times
 
@@ -160,9 +160,11 @@ class Profile:
             self._times = (self.version, np.array(self.t))
         return self._times[1]
 
-    def usable_rows(self, mem_per_core: float) -> np.ndarray:
-        """Cores a job could use in each row alone, counting node memory; reused while the profile is unchanged."""
-        hit = self._usable.get(mem_per_core)
+    def usable_rows(self, mem_per_core: float, allow: np.ndarray | None = None) -> np.ndarray:
+        """Cores a job could use in each row alone, counting node memory, on the nodes `allow` marks (all
+        when None: a partition's otherwise); reused while the profile is unchanged."""
+        key = (mem_per_core, None if allow is None else allow.tobytes())
+        hit = self._usable.get(key)
         if hit is not None and hit[0] == self.version:
             return hit[1]
         per_node = self._n[:len(self.t)]
@@ -170,8 +172,10 @@ class Profile:
             per_node = np.where(self._b[:len(self.t)] > 0, 0, per_node)
         if mem_per_core > 0:
             per_node = np.minimum(per_node, np.floor(self.mem / mem_per_core + 1e-9))
+        if allow is not None:
+            per_node = np.where(allow, per_node, 0)
         usable = per_node.sum(axis=1)
-        self._usable[mem_per_core] = (self.version, usable)
+        self._usable[key] = (self.version, usable)
         return usable
 
 

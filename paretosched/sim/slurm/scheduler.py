@@ -2,8 +2,10 @@
 
 At each decision instant (a submission or a completion, as every scheduler of the twin):
 1. Priority (priority/multifactor): each pending job gets
-   PriorityWeightAge x age + PriorityWeightJobSize x size + PriorityWeightFairshare x fair-share,
-   each factor in [0, 1], truncated to an integer as Slurm does; ties go to the earlier submission.
+   PriorityWeightAge x age + PriorityWeightJobSize x size + PriorityWeightFairshare x fair-share
+   (+ PriorityWeightPartition x the partition's factor, `partitions.py`), each factor in [0, 1],
+   truncated to an integer as Slurm does; ties go to the earlier submission. With partitions, the
+   queue is sorted by their PriorityTier first, and each job runs on its partition's nodes.
    - age = min(now - submit, PriorityMaxAge) / PriorityMaxAge;
    - size = (nodes / platform nodes + cores / platform cores) / 2, or 1 - that with PriorityFavorSmall
      (nodes: the fewest that hold the job's cores);
@@ -40,6 +42,7 @@ from paretosched.sim.placement.taking import power_rank
 from paretosched.sim.readers.slurm.platform_import import node_names
 from paretosched.sim.readers.slurm.weights import node_weights
 from paretosched.sim.slurm.dispatch import Dispatch
+from paretosched.sim.slurm.partitions import Partitions
 from paretosched.sim.slurm.plan import Profile, take, take_nodes
 from paretosched.sim.slurm.power import PowerSaver
 
@@ -59,6 +62,8 @@ class Priority:
         self.w_age = spec.priority_weight_age if spec.slurmdbd else 0
         self.w_size = spec.priority_weight_job_size
         self.w_fs = spec.priority_weight_fairshare if spec.slurmdbd else 0
+        self.w_part = spec.priority_weight_partition
+        self.part_norm: dict[Any, float] = {}  # job -> its partition's factor (set by the scheduler)
         self.n_nodes = len(node_cores)
         self.per_node = max(node_cores)  # a job's node count: the fewest nodes that can hold its cores
         self.small = spec.priority_favor_small
@@ -97,15 +102,22 @@ class Priority:
         if self.small:
             size = 1.0 - size
         prio = self.w_age * age + self.w_size * min(max(size, 0.0), 1.0)
+        if self.part_norm:
+            prio += self.w_part * self.part_norm[job]
         if self.w_fs:
             u = self.usage[job.user] / total if total > 0 else 0.0
             prio += self.w_fs * 2.0 ** (-u / self.share)
         return int(prio)
 
-    def order(self, queue: list[Any], now: float, running: Any, done: list[Any]) -> list[Any]:
+    def order(self, queue: list[Any], now: float, running: Any, done: list[Any],
+              tier: dict[Any, int] | None = None) -> list[Any]:
+        """The queue in Slurm's order: the partition's PriorityTier first (higher first, `tier`: job ->
+        tier, when partitions differ in it), then priority, then submission."""
         if self.w_fs:
             self.charge(running, done, now)
         total = sum(self.usage.values())  # once per decision, not per queued job
+        if tier is not None:
+            return sorted(queue, key=lambda j: (-tier[j], -self.value(j, now, total), j.submit, j.seq))
         return sorted(queue, key=lambda j: (-self.value(j, now, total), j.submit, j.seq))
 
 
@@ -139,10 +151,18 @@ class SlurmScheduler:
         self.wake_pending = False
         self.dispatch = Dispatch(spec, self.backfill)
         self.proc_node = np.array([p.node.idx for p in twin.procs], dtype=np.int64)
-        self._bounds: dict[tuple[int, float, float, float], float] = {}  # per pass: see `decide`
+        self._bounds: dict[tuple[int, float, float, float, int], float] = {}  # per pass: see `decide`
+        self._masked_bounds: dict[tuple[int, float, float, float, int], float] = {}  # see `_main`
         self._held: dict[Any, tuple[dict[int, int], dict[int, float]]] = {}  # running job -> cores, memory
         # jobs given cores on a booting node: not yet in twin.running, but their cores are taken
         self.booting: dict[Any, tuple[float, dict[int, int], dict[int, float]]] = {}
+        # partitions (`partitions.py`): each job's node mask, and its tier when tiers differ
+        self.parts, self.part_of = Partitions.of(spec.partitions, twin)
+        self.tier_of: dict[Any, int] | None = None
+        if self.parts is not None and len(set(self.parts.tiers)) > 1:
+            self.tier_of = {j: self.parts.tiers[k] for j, k in self.part_of.items()}
+        if self.parts is not None and spec.priority_weight_partition:
+            self.priority.part_norm = {j: self.parts.norm[k] for j, k in self.part_of.items()}
 
     def decide(self, twin: Any) -> None:
         now = twin.now
@@ -151,7 +171,7 @@ class SlurmScheduler:
             run_main, run_bf = self.dispatch.due(twin, sum(1 for j in self.booting if j.start < 0))
             if not (run_main or run_bf):
                 return
-        order = self.priority.order(twin.queue, now, twin.running, twin.done)
+        order = self.priority.order(twin.queue, now, twin.running, twin.done, self.tier_of)
         prof = self._profile(twin, now)
         if self.power.on:  # power states change the order; otherwise it is the static one
             ranked = sorted(self.static, key=power_rank)
@@ -159,48 +179,78 @@ class SlurmScheduler:
         else:
             ranked, ranked_idx = self.static, self.static_idx
         # Resources only shrink during a pass, so a job of the same shape as an earlier one (cores,
-        # memory per core, time limit, work) cannot start before that one could: queues of
+        # memory per core, time limit, work, partition) cannot start before that one could: queues of
         # identical jobs (arrays) cost one search
-        self._bounds: dict[tuple[int, float, float, float], float] = {}
-        # Slurm's main scheduler first: priority order, starting jobs until one does not fit; then
-        # (sched/backfill) the backfill pass over the rest, bf_max_job_test of them at most
-        main, tested = run_main, 0
-        for job in order:
-            if not main:
-                if tested >= self.max_test:
-                    break
-                tested += 1
-            placed = self._place(prof, job, ranked, ranked_idx, now, now if main else now + self.window)
-            if placed is None and main:
-                if not (run_bf if self.dispatch.on else self._backfill_now(twin)):
-                    break  # sched/builtin, or the next backfill cycle is not due: strict priority order
-                main, tested = False, 1
-                placed = self._place(prof, job, ranked, ranked_idx, now, now + self.window)
-            if placed is None:
+        self._bounds, self._masked_bounds = {}, {}
+        # Slurm's main scheduler first: priority order, starting jobs; at one that does not fit, its
+        # partition (and its nodes) take no more jobs in this pass (one partition: the pass stops).
+        # Then (sched/backfill) the backfill pass over the rest, bf_max_job_test of them at most
+        rest = order
+        if run_main:
+            rest = self._main(twin, prof, order, ranked, ranked_idx, now)
+            if not rest or not (run_bf if self.dispatch.on else self._backfill_now(twin)):
+                return  # all started; or sched/builtin, or the next backfill cycle is not due
+        for job in rest[:self.max_test]:
+            allow = None if self.parts is None else self.parts.masks[self.part_of[job]]
+            placed = self._place(prof, job, ranked, ranked_idx, now, now + self.window, allow)
+            if placed is not None:
+                self._commit(twin, prof, job, placed, now)
+
+    def _main(self, twin: Any, prof: Profile, order: list[Any], ranked: list[Any], ranked_idx: np.ndarray,
+              now: float) -> list[Any]:
+        """The main scheduler's pass (job_scheduler.c `_schedule`); returns the jobs it did not start."""
+        rest: list[Any] = []
+        failed: set[int] = set()
+        masked: np.ndarray | None = None  # nodes of the partitions that failed
+        n_parts = 1 if self.parts is None else len(self.parts.masks)
+        for i, job in enumerate(order):
+            k = 0 if self.parts is None else self.part_of[job]
+            if k in failed:
+                rest.append(job)
                 continue
-            t, alloc, d = placed
-            cores = {p.idx: k for p, k in alloc.items()}
-            mem = defaultdict(float)
-            if job.mem > 0:
-                for p, k in alloc.items():
-                    mem[p.node.idx] += k * job.mem
-            if self.linear:  # the job holds its nodes' cores whole (select/linear), whatever it runs on
-                cores = self._whole({p.node.idx for p in alloc})
-            end = t + d
-            if t == now:
-                off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
-                if off:
-                    self.power.check_resume(off)  # ResumeRate is the twin's boot_hook: boots may wait
-                twin.start(job, list(alloc.items()))
-                if job.start < 0:  # waits for its nodes to boot: expected to end a time limit after they
-                    # are up, in this pass as in the next ones (`_profile`): now + d would let the rest of
-                    # the pass reserve its cores before it frees them
-                    end = max(p.node.ready_at for p in alloc) + d
-                    self.booting[job] = (end, cores, dict(mem))
-            if t == now:  # started: its cores are taken (the select plugin's state), until its time limit
-                prof.add(t, _held_until(t, end), cores, mem, -1)
-            else:  # a backfill reservation holds whole nodes over its slot on the bf_resolution grid
-                prof.block(*self._slot(t, d, now), sorted({p.node.idx for p in alloc}))
+            allow = None
+            if self.parts is not None:
+                allow = self.parts.masks[k] if masked is None else self.parts.masks[k] & ~masked
+            # bounds found under a mask hold for this pass only: backfill plans on unmasked nodes
+            bounds = self._bounds if masked is None else self._masked_bounds
+            placed = self._place(prof, job, ranked, ranked_idx, now, now, allow, bounds)
+            if placed is None:
+                rest.append(job)
+                failed.add(k)
+                if len(failed) == n_parts:
+                    return rest + order[i + 1:]
+                if self.parts is not None:  # (always: one partition returned above)
+                    masked = self.parts.masks[k] if masked is None else self.parts.masks[k] | masked
+                continue
+            self._commit(twin, prof, job, placed, now)
+        return rest
+
+    def _commit(self, twin: Any, prof: Profile, job: Any, placed: tuple[float, dict[Any, int], float],
+                now: float) -> None:
+        """Start a job placed now, or hold its reservation in the profile."""
+        t, alloc, d = placed
+        cores = {p.idx: k for p, k in alloc.items()}
+        mem = defaultdict(float)
+        if job.mem > 0:
+            for p, k in alloc.items():
+                mem[p.node.idx] += k * job.mem
+        if self.linear:  # the job holds its nodes' cores whole (select/linear), whatever it runs on
+            cores = self._whole({p.node.idx for p in alloc})
+        end = t + d
+        if t == now:
+            off = list({p.node: None for p in alloc if p.node.power_state == NodeState.OFF})
+            if off:
+                self.power.check_resume(off)  # ResumeRate is the twin's boot_hook: boots may wait
+            twin.start(job, list(alloc.items()))
+            if job.start < 0:  # waits for its nodes to boot: expected to end a time limit after they
+                # are up, in this pass as in the next ones (`_profile`): now + d would let the rest of
+                # the pass reserve its cores before it frees them
+                end = max(p.node.ready_at for p in alloc) + d
+                self.booting[job] = (end, cores, dict(mem))
+        if t == now:  # started: its cores are taken (the select plugin's state), until its time limit
+            prof.add(t, _held_until(t, end), cores, mem, -1)
+        else:  # a backfill reservation holds whole nodes over its slot on the bf_resolution grid
+            prof.block(*self._slot(t, d, now), sorted({p.node.idx for p in alloc}))
 
     def _backfill_now(self, twin: Any) -> bool:
         """Whether a backfill cycle runs now (at most one per bf_interval after the last); if one is due
@@ -278,12 +328,16 @@ class SlurmScheduler:
         start = max(math.floor((t + o) / r) * r - o, now)
         return start, max(math.floor((t + d + o) / r) * r - o, start + r)
 
-    def _free(self, prof: Profile, t: float, d: float, now: float) -> tuple[np.ndarray, np.ndarray]:
+    def _free(self, prof: Profile, t: float, d: float, now: float,
+              allow: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Cores and memory a job may take for [t, t + d): free throughout (running jobs' cores), on
         nodes no reservation holds in a row that begins by t + d (inclusive, backfill.c's
         `begin_time <= end_time`) or, for a later start, within its own rounded slot
-        (`_test_resv_overlap`)."""
+        (`_test_resv_overlap`); only on the nodes `allow` marks, when given (the job's partition)."""
         cores, mem = prof.window(t, d)
+        if allow is not None:
+            cores = np.where(allow[self.proc_node], cores, 0)
+            mem = np.where(allow, mem, 0.0)
         if prof.n_blocks:
             lo, hi = (t, t) if t <= now else self._slot(t, d, now)
             held = prof.blocked(lo, t + d, hi)
@@ -293,16 +347,20 @@ class SlurmScheduler:
         return cores, mem
 
     def _place(self, prof: Profile, job: Any, ranked: list[Any], ranked_idx: np.ndarray, now: float,
-               horizon: float) -> tuple[float, dict[Any, int], float] | None:
-        """(start, cores per processor, expected run time) at the earliest fitting time up to `horizon`."""
+               horizon: float, allow: np.ndarray | None = None,
+               bounds: dict[tuple[int, float, float, float, int], float] | None = None,
+               ) -> tuple[float, dict[Any, int], float] | None:
+        """(start, cores per processor, expected run time) at the earliest fitting time up to `horizon`,
+        on the nodes `allow` marks (all when None)."""
         d0, size, mpc = job.req_time, job.size, job.mem
-        shape = (size, mpc, d0, job.req_ops)
-        lower = self._bounds.get(shape, now)
+        bounds = self._bounds if bounds is None else bounds
+        shape = (size, mpc, d0, job.req_ops, self.part_of.get(job, -1))
+        lower = bounds.get(shape, now)
         found = None
         if lower <= horizon:
             # what each row alone could give the job (node memory counted), for all rows at once: a
             # window [t, t + d0) fits only if every row it touches could; most candidates fail here
-            usable = prof.usable_rows(mpc)
+            usable = prof.usable_rows(mpc, allow)
             t_arr = prof.times()
             ends = np.searchsorted(t_arr, t_arr + d0, side="left")
             for k in np.flatnonzero(usable >= size):
@@ -313,7 +371,7 @@ class SlurmScheduler:
                     break
                 if usable[k:max(ends[k], k + 1)].min() < size:
                     continue
-                cores, mem = self._free(prof, t, d0, now)
+                cores, mem = self._free(prof, t, d0, now, allow)
                 if not prof.enough(cores, mem, size, mpc):
                     continue
                 alloc = self._take(ranked, cores, mem, size, mpc, ranked_idx)
@@ -321,11 +379,11 @@ class SlurmScheduler:
                     continue
                 d = job.req_ops / min(p.speed for p in alloc)  # the time limit on the slowest core given
                 if d > d0:
-                    cores, mem = self._free(prof, t, d, now)
+                    cores, mem = self._free(prof, t, d, now, allow)
                     if self._take(list(alloc), cores, mem, size, mpc) is None:
                         continue
                 found = (t, alloc, max(d, d0))
                 break
         # found: no earlier start for this shape; not found: none up to this horizon
-        self._bounds[shape] = found[0] if found else math.nextafter(horizon, math.inf)
+        bounds[shape] = found[0] if found else math.nextafter(horizon, math.inf)
         return found

@@ -2,7 +2,7 @@
 
 The twin gets the same jobs through the project's own import paths: the recorded slurm.conf
 through `platform import` (platform and `--scheduler` section: scheduler_from_conf), the jobs as
-an sacct -P dump through `trace import` (read_sacct), and `interference: none`, so every job runs
+an sacct -P dump through `trace import --slurm-conf` (read_sacct), and `interference: none`, so every job runs
 exactly as long as it ran under Slurm (the nodes are all one processor type). Printed per record:
 the share of jobs the twin starts within 5 s / 30 s / one bf_interval of Slurm, Kendall's tau of
 the start order, mean wait twin / real, mean waits by job size, and the first job that parts by
@@ -103,7 +103,8 @@ def twin_inputs(record: str | Path, tmp: Path) -> tuple[dict[str, Any], list[str
     dump = tmp / "sacct.txt"
     dump.write_text(sacct_dump(results, meta["t0_epoch"], json.loads((Path(record) / "workload.json").read_text())))
     swf = tmp / "jobs.swf"
-    write_swf(read_sacct(dump), swf)
+    # SWF field 16 numbers partitions as the slurm.conf lists them (scheduler.partitions' order)
+    write_swf(read_sacct(dump, conf.partition_names()), swf)
     cfg = {"platform": platform, "workload": {"path": str(swf)}, "model": {"interference": "none"},
            "scheduler": sched, "seed": 0}
     return cfg, notes

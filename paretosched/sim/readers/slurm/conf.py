@@ -80,6 +80,10 @@ class SlurmConf:
         hit = self.params.get(key.lower())
         return hit[1] if hit else key
 
+    def partition_names(self) -> list[str]:
+        """The partitions in slurm.conf order (not `PartitionName=DEFAULT`): SWF field 16 numbers them from 1."""
+        return [keys["partitionname"] for keys, _ in self.partitions if keys["partitionname"].upper() != "DEFAULT"]
+
 
 def _logical_lines(text: str, source: str) -> list[tuple[int, str]]:
     """(first physical line number, text) with comments removed and continuations joined."""

@@ -22,7 +22,11 @@ Timelimit, ReqMem, NNodes, User, Group, Partition. What each record becomes:
 - ReqMem `4000M`, `4G` (per node), `16000Mn` (per node), `2000Mc` (per CPU); K/M/G/T are binary
   units -> SWF requested memory per processor in KB; a suffix-free value is read per node (sacct
   since 21.08 prints no n/c) and counted in the notes; `0` or empty -> -1;
-- User and Group names -> SWF ids 1, 2, ... in order of first appearance (kept for fair-share).
+- User and Group names -> SWF ids 1, 2, ... in order of first appearance (kept for fair-share);
+- Partition -> SWF field 16: with the slurm.conf's partition names (`trace import --slurm-conf`),
+  the partition's 1-based position among them, as `scheduler.partitions` numbers them (a name the
+  slurm.conf lacks is a file:line error); without, 1, 2, ... in order of first appearance. The
+  SWF header names them (`; Partitions: 1=low 2=high`): the slurm kind matches them by name.
 
 Jobs are numbered 1..N in submit order; times are seconds from the earliest submit. A dump that
 yields no job is an error naming the file and the skip reasons (never an empty SWF).
@@ -95,6 +99,8 @@ class Conversion:
     report: SacctReport
     t0: float = 0.0
     lines: list[int] = field(default_factory=list)  # the dump's line of each job
+    partitions: list[str] = field(default_factory=list)  # SWF field 16 k -> partitions[k - 1]
+    partitions_from: str = ""  # the slurm.conf that numbered them ("": order of first appearance)
 
 
 def is_sacct_dump(path: str | Path) -> bool:
@@ -174,8 +180,9 @@ def _time(text: str) -> float | None:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-def read_sacct(path: str | Path) -> Conversion:
-    """Convert an sacct -P dump; malformed records are one-line errors naming file:line."""
+def read_sacct(path: str | Path, partitions: list[str] | None = None, conf: str = "slurm.conf") -> Conversion:
+    """Convert an sacct -P dump; malformed records are one-line errors naming file:line. `partitions`:
+    the partition names SWF field 16 numbers from 1 (those of `conf`, the slurm.conf they come from)."""
     p = Path(path)
     if not p.is_file():
         raise UserError(f"{p}: sacct dump not found")
@@ -187,7 +194,7 @@ def read_sacct(path: str | Path) -> Conversion:
     if not recs:
         why = "; ".join(f"{n} {reason}" for reason, n in rep.skipped.items()) or "no records"
         raise UserError(f"{p}: no job to import from {rep.records} record(s) (skipped: {why})")
-    return _to_swf(str(p), recs, rep)
+    return _to_swf(str(p), recs, rep, partitions, conf)
 
 
 class _Damaged(Exception):
@@ -328,7 +335,8 @@ def _record(fields: list[str], col: dict[str, int], p: Path, no: int, rep: Sacct
                        STATUS[state], get("user"), get("group"), get("partition"))
 
 
-def _to_swf(source: str, recs: dict[str, dict[str, _Rec]], rep: SacctReport) -> Conversion:
+def _to_swf(source: str, recs: dict[str, dict[str, _Rec]], rep: SacctReport, partitions: list[str] | None = None,
+            conf: str = "slurm.conf") -> Conversion:
     merged: list[_Rec] = []
     for by_comp in recs.values():
         parts = list(by_comp.values())
@@ -345,6 +353,12 @@ def _to_swf(source: str, recs: dict[str, dict[str, _Rec]], rep: SacctReport) -> 
     merged.sort(key=lambda r: (r.submit, r.line))
     t0 = merged[0].submit if merged else 0.0
     ids: dict[str, dict[str, int]] = {"user": {}, "group": {}, "partition": {}}
+    if partitions is not None:
+        ids["partition"] = {name: k for k, name in enumerate(partitions, start=1)}
+        for r in merged:
+            if r.partition and r.partition not in ids["partition"]:
+                raise UserError(f"{source}:{r.line}: Partition {r.partition[:40]!r} is not a partition of {conf} "
+                                f"({', '.join(partitions) or 'none'})")
 
     def num(kind: str, name: str) -> int:
         if not name:
@@ -357,7 +371,8 @@ def _to_swf(source: str, recs: dict[str, dict[str, _Rec]], rep: SacctReport) -> 
         jobs.append([k, round(r.submit - t0), round(r.start - r.submit), round(r.end - r.start), r.cores, -1, -1,
                      r.cores, r.req_s, round(r.mem_kb_per_core) if r.mem_kb_per_core > 0 else -1, r.status,
                      num("user", r.user), num("group", r.group), -1, -1, num("partition", r.partition), -1, -1])
-    return Conversion(source, jobs, rep, t0, [r.line for r in merged])
+    return Conversion(source, jobs, rep, t0, [r.line for r in merged], list(ids["partition"]),
+                      conf if partitions is not None else "")
 
 
 def swf_text(conv: Conversion) -> str:
@@ -367,7 +382,10 @@ def swf_text(conv: Conversion) -> str:
             f"; UnixStartTime: {int(conv.t0)}", f"; StartTime: {start}",
             f"; MaxJobs: {len(conv.jobs)}", f"; MaxRecords: {conv.report.records}",
             "; Note: job ids renumbered 1..N in submit order; user, group and partition ids in order of "
-            "first appearance"]
+            "first appearance" + (f" (partitions: in the order of {conv.partitions_from})"
+                                  if conv.partitions_from else "")]
+    if conv.partitions:
+        head.append("; Partitions: " + " ".join(f"{k}={name}" for k, name in enumerate(conv.partitions, start=1)))
     head += [f"; Note: skipped {n} record(s): {why}" for why, n in conv.report.skipped.items()]
     head += [f"; Note: {note}" for note in conv.report.notes]
     body = [" ".join(str(int(v)) if float(v).is_integer() else str(v) for v in job) for job in conv.jobs]

@@ -16,7 +16,8 @@ from paretosched.sim.readers.slurm.weights import node_weights, order_of_weights
 from paretosched.yamlio import validate
 
 _INTS = {"priorityweightage": "priority_weight_age", "priorityweightjobsize": "priority_weight_job_size",
-         "priorityweightfairshare": "priority_weight_fairshare", "suspendrate": "suspend_rate",
+         "priorityweightfairshare": "priority_weight_fairshare", "priorityweightpartition": "priority_weight_partition",
+         "suspendrate": "suspend_rate",
          "resumerate": "resume_rate"}
 _SECONDS = {"suspendtimeout": "suspend_timeout_s", "resumetimeout": "resume_timeout_s"}
 _BF = {"bf_max_job_test": "bf_max_job_test", "bf_window": "bf_window_min", "bf_interval": "bf_interval_s",
@@ -98,6 +99,7 @@ def scheduler_from_conf(conf: SlurmConf, platform: dict[str, Any], weights: dict
                      "lowest_power_first, efficiency_first): node_order platform")
         order = "platform"
     out["node_order"] = order
+    out["partitions"] = partitions_from_conf(conf, names, notes)
     exc = conf.param("suspendexcnodes")
     if exc:
         out["suspend_exc_nodes"] = _exc_count(conf, exc, plat, order, names)
@@ -163,7 +165,57 @@ def _select_type(conf: SlurmConf, notes: list[str]) -> str:
         elif over in ("YES", "FORCE"):
             notes.append(f"{where}: OverSubscribe={over} (jobs sharing resources, gang scheduling) is not "
                          "modelled: no two jobs share a core")
-    if len(conf.partitions) > 1:
-        notes.append(f"{len(conf.partitions)} partitions: the twin schedules one queue over all nodes "
-                     "(partition node sets and PriorityTier are not modelled)")
     return kind
+
+
+# partition keys the twin reads, or reads elsewhere (OverSubscribe: select_type), or that shape only what a
+# trace already holds (MaxTime, DefaultTime: a job's time limit, sacct's Timelimit)
+_PART_KNOWN = {"partitionname", "nodes", "prioritytier", "priorityjobfactor", "default", "state", "oversubscribe",
+               "shared", "maxtime", "defaulttime"}
+
+
+def partitions_from_conf(conf: SlurmConf, names: list[str], notes: list[str]) -> list[dict[str, Any]]:
+    """The PartitionName lines as `scheduler.partitions` (in slurm.conf order: SWF field 16 numbers
+    them from 1, as `trace import --slurm-conf` does); `PartitionName=DEFAULT` lines set the keys of
+    the lines after them, as in Slurm. Empty when there are none (one queue over all nodes)."""
+    out: list[dict[str, Any]] = []
+    defaults: dict[str, str] = {}
+    known = set(names)
+    for keys, where in conf.partitions:
+        if keys["partitionname"].upper() == "DEFAULT":
+            defaults.update({k: v for k, v in keys.items() if k != "partitionname"})
+            continue
+        keys = {**defaults, **keys}
+        name = keys["partitionname"]
+        nodes = keys.get("nodes", "")
+        if nodes.upper() != "ALL":
+            try:
+                listed = expand(nodes)
+            except ValueError as exc:
+                raise UserError(f"{where}: Nodes: {exc}") from None
+            if not listed:
+                raise UserError(f"{where}: partition {name} has no Nodes")
+            unknown = [n for n in listed if n not in known]
+            if unknown:
+                raise UserError(f"{where}: Nodes: {unknown[0]} is not a NodeName of {', '.join(conf.sources)}")
+        tier, factor = keys.get("prioritytier", "1"), keys.get("priorityjobfactor", "1")
+        for key, value in (("PriorityTier", tier), ("PriorityJobFactor", factor)):
+            if not re.fullmatch(r"[0-9]{1,5}", value.strip()) or int(value) > 65533:
+                raise UserError(f"{where}: {key} must be a whole number 0-65533, got {value[:24]!r}")
+        state = keys.get("state", "UP").upper()
+        if state != "UP":
+            notes.append(f"{where}: partition {name} State={state}: the twin schedules its jobs as if UP")
+        other = sorted(k for k in keys if k not in _PART_KNOWN)
+        if other:
+            notes.append(f"{where}: partition {name}: {', '.join(other)} not modelled")
+        whole = nodes.upper() == "ALL" or set(expand(nodes)) == known
+        out.append({"name": name, "nodes": "ALL" if whole else nodes,
+                    "priority_tier": int(tier), "priority_job_factor": int(factor),
+                    "default": keys.get("default", "NO").upper() == "YES"})
+    defaults_set = [p for p in out if p["default"]]
+    for p in defaults_set[:-1]:  # Slurm keeps the last Default=YES it reads
+        p["default"] = False
+    ranks = {(p["priority_tier"], p["priority_job_factor"]) for p in out}
+    if all(p["nodes"] == "ALL" for p in out) and len(ranks) <= 1:
+        return []  # one queue over all nodes, as without partitions: the section stays as it was
+    return out
