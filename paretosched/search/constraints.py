@@ -82,11 +82,6 @@ def check_constraints(constraints: list[Constraint], baselines: list[str], focus
                         "every objective: as constraints, {metric: OBJECTIVE, max_vs: BASELINE} per objective)")
 
 
-def feasible(values: list[float | None] | None) -> bool:
-    """True when every judged constraint value meets its limit (<= 0); no values = feasible."""
-    return all(v is None or v <= 0 for v in values or [])
-
-
 def violation(values: list[float | None] | None) -> float:
     """Total violation: the sum of the positive values (0 when feasible); pymoo's CV."""
     return float(sum(v for v in values or [] if v is not None and v > 0))

@@ -20,7 +20,8 @@ HELPERS = [s for s in ALL if s not in RUNNABLE]
 
 
 def test_the_lists_cover_every_script() -> None:
-    assert len(ALL) >= 19 and set(RUNNABLE) | set(HELPERS) == set(ALL)
+    # a script that loses its `__main__` block would silently drop out of the --help test
+    assert len(ALL) >= 19 and HELPERS == ["paper/common.py", "validation/thesis_common.py"]
 
 
 @pytest.mark.parametrize("script", RUNNABLE)

@@ -195,7 +195,8 @@ def test_a_job_whose_memory_its_partition_cannot_hold_is_a_one_line_error(tmp_pa
     jobs, _ = _run(plat, str(tmp_path / "m.swf"), partitions=LOW_HIGH)
     assert set(jobs[1].nodes) == {2, 3}
     (tmp_path / "m.swf").write_text(lines.replace(" 2 -1 -1 2 10 ", " 3 -1 -1 3 10 ").replace(" -1 2 -1 -1\n", " -1 1 -1 -1\n"))
-    _run(plat, str(tmp_path / "m.swf"), partitions=LOW_HIGH)  # 3 x 1 GB fits `low` (4 nodes)
+    jobs, _ = _run(plat, str(tmp_path / "m.swf"), partitions=LOW_HIGH)  # 3 x 1 GB fits `low` (4 nodes)
+    assert len(set(jobs[1].nodes)) == 3  # one 1 GB core a node
     (tmp_path / "m.swf").write_text(lines.replace(" 2 -1 -1 2 10 ", " 3 -1 -1 3 10 "))
     with pytest.raises(UserError, match=r"workload job 1: 3 cores \(1024 MB each\), but partition high .* holds 2 "):
         _run(plat, str(tmp_path / "m.swf"), partitions=LOW_HIGH)
