@@ -35,6 +35,8 @@ from paretosched.analysis.rundata import VIOLATION, RunData, require_ok
 from paretosched.errors import UserError
 from paretosched.search import pareto
 from paretosched.search.constraints import front_pool
+from paretosched.search.pareto import argmin_stable as _argmin_stable
+from paretosched.search.pareto import scaled
 
 PICK_SYNTAX = "balanced | knee | min:METRIC | weights:a,b,... | index:N | eval:ID | baseline:NAME | minimal:P"
 
@@ -101,19 +103,6 @@ def near_front(run: RunData, n_layers: int | None = None) -> tuple[pd.DataFrame,
         reached = np.flatnonzero(counts >= NEAR_MIN_POINTS)
         k = int(reached[0]) + 1 if len(reached) else len(counts)
     return distinct[rank < k], k
-
-
-def scaled(F: np.ndarray) -> np.ndarray:
-    """Min-max scale each column to [0, 1]; a constant column scales to 0 (it decides nothing)."""
-    F = np.asarray(F, dtype=float)
-    lo, hi = F.min(axis=0), F.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return (F - lo) / span
-
-
-def _argmin_stable(v: np.ndarray) -> int:
-    # ties go to the first point in front order, so picks are deterministic
-    return int(np.flatnonzero(v <= v.min() + 1e-12 * max(1.0, abs(v.min())))[0])
 
 
 def pick_min(run: RunData, front: pd.DataFrame, metric: str) -> Pick:

@@ -78,10 +78,19 @@ def reference_from(F: np.ndarray) -> np.ndarray:
     return worst + REF_MARGIN * span
 
 
-def balanced(F: np.ndarray) -> int:
-    """Index of the point with the smallest sum of min-max scaled objectives (the first on ties):
-    one point to show for a front (a column flat over the front scales to 0)."""
+def scaled(F: np.ndarray) -> np.ndarray:
+    """Min-max scale each column to [0, 1]; a constant column scales to 0 (it decides nothing)."""
     F = np.asarray(F, dtype=float)
     lo, hi = F.min(axis=0), F.max(axis=0)
-    S = ((F - lo) / np.where(hi > lo, hi - lo, 1.0)).sum(axis=1)
-    return int(np.flatnonzero(S <= S.min() + 1e-12 * max(1.0, abs(S.min())))[0])
+    return (F - lo) / np.where(hi > lo, hi - lo, 1.0)
+
+
+def argmin_stable(v: np.ndarray) -> int:
+    """Index of the smallest value, the first on ties (to a relative 1e-12): picks are deterministic."""
+    return int(np.flatnonzero(v <= v.min() + 1e-12 * max(1.0, abs(v.min())))[0])
+
+
+def balanced(F: np.ndarray) -> int:
+    """Index of the point with the smallest sum of min-max scaled objectives (the first on ties):
+    one point to show for a front; the rule of analysis's `balanced` pick."""
+    return argmin_stable(scaled(F).sum(axis=1))
